@@ -1,0 +1,9 @@
+module lockcheck
+
+go 1.26
+
+require (
+	github.com/anishathalye/porcupine v1.3.1 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+	pgregory.net/rapid v1.3.0 // indirect
+)

@@ -1,0 +1,133 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Expectation says how a property is judged over all behaviours.
+type Expectation uint8
+
+const (
+	// Always: no reachable step or state may show the condition (a safety
+	// property; a state showing it is a counterexample).
+	Always Expectation = iota
+	// Sometimes: some reachable step or state should show the condition (a
+	// witness that a passing Always check is not vacuous).
+	Sometimes
+)
+
+func (e Expectation) String() string {
+	if e == Sometimes {
+		return "sometimes"
+	}
+	return "always"
+}
+
+// Property is a named predicate. Bad reports whether the state s, reached by
+// the step whose event is ev (nil for the initial state), shows the
+// property's condition: a violation for Always, a witness for Sometimes.
+type Property struct {
+	Name   string
+	Expect Expectation
+	Doc    string
+	Bad    func(d *Design, s *State, ev *Event) bool
+}
+
+// Properties are every property, Always ones first, in a fixed order.
+var Properties = []Property{
+	{"exclusive", Always,
+		"no client reads or writes storage while the key is not its own (the seed's ✗)",
+		func(d *Design, s *State, ev *Event) bool { return ev != nil && ev.Flags&EvUnsafe != 0 }},
+	{"own-release", Always,
+		"a release never removes a lock that another client holds",
+		func(d *Design, s *State, ev *Event) bool { return ev != nil && ev.Flags&EvRemovedOther != 0 }},
+	{"no-lost-update", Always,
+		"when every job has ended, the counter equals the number of accepted writes",
+		func(d *Design, s *State, ev *Event) bool {
+			return s.Finished(d) && s.Store.Counter != s.Store.Accepted
+		}},
+	{"progress", Always,
+		"no live client waits forever: a key whose holder finished or crashed frees itself",
+		func(d *Design, s *State, ev *Event) bool { return stuck(d, s) }},
+	{"expired-while-held", Sometimes,
+		"a key expires while its holder still believes it holds the lock",
+		func(d *Design, s *State, ev *Event) bool { return ev != nil && ev.Flags&EvExpiredHeld != 0 }},
+	{"contended", Sometimes,
+		"a client's SET NX is refused because another holds the key",
+		func(d *Design, s *State, ev *Event) bool {
+			return ev != nil && ev.Action.Kind == ActAcquire && ev.Result == ResRefused
+		}},
+	{"fenced", Sometimes,
+		"the storage rejects a read or a write",
+		func(d *Design, s *State, ev *Event) bool { return ev != nil && ev.Result == ResRejected }},
+	{"all-done", Sometimes,
+		"every client finishes its job",
+		func(d *Design, s *State, ev *Event) bool {
+			for i := 0; i < d.Clients; i++ {
+				if s.Clients[i].Phase != PhaseDone {
+					return false
+				}
+			}
+			return true
+		}},
+}
+
+// stuck: some live client waits on a key that can never go away: it has no
+// expiry and its holder will never release it (done or crashed).
+func stuck(d *Design, s *State) bool {
+	for n := range s.Nodes {
+		k := &s.Nodes[n]
+		if k.Owner == 0 || k.Exp != 0 || s.Clients[k.Owner-1].Live() {
+			continue
+		}
+		for i := 0; i < d.Clients; i++ {
+			if s.Clients[i].Live() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// PropertyByName finds a property.
+func PropertyByName(name string) (Property, bool) {
+	for _, p := range Properties {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Property{}, false
+}
+
+// PropertyNames lists the names, in order.
+func PropertyNames() []string {
+	names := make([]string, len(Properties))
+	for i, p := range Properties {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// ParseProperties reads a comma-separated list of property names ("" or
+// "all" = every property).
+func ParseProperties(list string) ([]Property, error) {
+	list = strings.TrimSpace(list)
+	if list == "" || list == "all" {
+		return append([]Property(nil), Properties...), nil
+	}
+	var out []Property
+	seen := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		p, ok := PropertyByName(name)
+		if !ok {
+			return nil, fmt.Errorf("unknown property %q (allowed: %s, or all)", clip(name), strings.Join(PropertyNames(), ", "))
+		}
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}

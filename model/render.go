@@ -1,0 +1,262 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// LockKey is the Redis key of the lock, as in the seed.
+const LockKey = "lock:order-42"
+
+// lockValues are the random values clients write into the key (the seed's
+// B:91ab), fixed so that output is the same on every run.
+var lockValues = [MaxClients]string{"7c2e", "91ab", "3f5d", "a4e0", "5b19", "e86c", "2d73", "c0f4"}
+
+// LockValue is client i's value in the lock key, e.g. "B:91ab".
+func LockValue(i int) string { return ClientName(i) + ":" + lockValues[i] }
+
+// Describe tells one step in words, the way the seed does:
+// "t=11 B: SET lock:order-42 B:91ab NX PX 10000 → OK, INCR lock:fence → 34".
+func Describe(d *Design, st *StepRecord) string {
+	ev := &st.Event
+	a := st.Action
+	if a.Kind == ActTick {
+		var notes []string
+		for i := 0; i < d.Clients; i++ {
+			if ev.ExpiredMask&(1<<i) != 0 {
+				n := "key " + LockKey + " (" + ClientName(i) + "'s) expires"
+				if st.Before.Clients[i].Believes() {
+					n += " while " + ClientName(i) + " still believes it holds the lock"
+				}
+				notes = append(notes, n)
+			}
+		}
+		for i := 0; i < d.Clients; i++ {
+			if ev.ResumedMask&(1<<i) != 0 {
+				notes = append(notes, ClientName(i)+" resumes")
+			}
+		}
+		s := fmt.Sprintf("t=%d", ev.Now)
+		if len(notes) > 0 {
+			s += "  " + strings.Join(notes, "; ")
+		}
+		return s
+	}
+	who := ClientName(int(a.Client))
+	prefix := fmt.Sprintf("t=%d %s: ", ev.Now, who)
+	return prefix + describeClientStep(d, st)
+}
+
+func owner(o uint8) string {
+	if o == 0 {
+		return "nobody"
+	}
+	return ClientName(int(o-1)) + "'s"
+}
+
+func tokenNote(tok uint16) string {
+	if tok == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (token %d)", tok)
+}
+
+func describeClientStep(d *Design, st *StepRecord) string {
+	ev := &st.Event
+	a := st.Action
+	i := int(a.Client)
+	c := &st.Before.Clients[i]
+	unsafe := ""
+	if ev.Flags&EvUnsafe != 0 {
+		if ev.Other == 0 {
+			unsafe = "  ✗ no key: its lock has expired"
+		} else {
+			unsafe = fmt.Sprintf("  ✗ the key is %s", owner(ev.Other))
+		}
+	}
+	refusal := func() string {
+		if d.Storage == StorageCAS {
+			return "rejected: version changed"
+		}
+		return fmt.Sprintf("rejected: %d < %d", ev.Token, ev.MaxTok)
+	}
+	switch a.Kind {
+	case ActPause:
+		return fmt.Sprintf("pauses for %d ticks (GC, VM migration), frozen until t=%d", a.Arg, int(ev.Now)+int(a.Arg))
+	case ActSlow:
+		return fmt.Sprintf("its job is slow: the work will take %d ticks (TTL %d)", d.SlowWorkTicks, d.TTLTicks)
+	case ActCrash:
+		return "crashes"
+	case ActIncr:
+		return fmt.Sprintf("INCR lock:fence → %d", ev.Token)
+	case ActAcquire:
+		cmd := fmt.Sprintf("SET %s %s NX PX %d", LockKey, LockValue(i), d.TTLTicks*1000)
+		if d.Acquire == AcquireSetExpire {
+			cmd = fmt.Sprintf("SET %s %s NX", LockKey, LockValue(i))
+		}
+		if ev.Result == ResRefused {
+			return fmt.Sprintf("%s → (nil), the key is %s; retry at t=%d", cmd, owner(ev.Other), int(ev.Now)+1)
+		}
+		s := cmd + " → OK"
+		if ev.Token != 0 {
+			s += fmt.Sprintf(", INCR lock:fence → %d", ev.Token)
+		}
+		return s
+	case ActExpire:
+		if ev.Result == ResNoop {
+			return fmt.Sprintf("EXPIRE %s %d → 0 (no key)", LockKey, d.TTLTicks)
+		}
+		return fmt.Sprintf("EXPIRE %s %d → 1", LockKey, d.TTLTicks)
+	case ActRead:
+		s := "read counter" + tokenNote(ev.Token) + " → "
+		if ev.Result == ResRejected {
+			return s + refusal() + unsafe
+		}
+		return s + fmt.Sprint(ev.Value) + unsafe
+	case ActWrite:
+		s := fmt.Sprintf("write counter = %d%s → ", ev.Value, tokenNote(ev.Token))
+		if ev.Result == ResRejected {
+			return s + refusal() + unsafe
+		}
+		return s + "accepted" + unsafe
+	case ActRelease, ActDel:
+		if a.Kind == ActRelease && d.Release == ReleaseGetDel {
+			v := "(nil)"
+			if ev.Value != 0 {
+				v = LockValue(int(ev.Value - 1))
+			}
+			return fmt.Sprintf("GET %s → %s", LockKey, v)
+		}
+		var s string
+		switch {
+		case a.Kind == ActRelease && d.Release == ReleaseCAD:
+			s = "release: check-and-delete script → "
+			if ev.Result == ResOK {
+				s += "1 (deleted)"
+			} else if ev.Other == 0 {
+				s += "0 (no key)"
+			} else {
+				s += "0 (the key is " + owner(ev.Other) + ")"
+			}
+		case a.Kind == ActDel && c.Flags&FlagSawMine == 0:
+			s = "GET said the key is not ours: no DEL"
+		default:
+			s = "DEL " + LockKey + " → "
+			if ev.Result == ResOK {
+				s += "1"
+			} else {
+				s += "0"
+			}
+		}
+		if ev.Flags&EvRemovedOther != 0 {
+			s += "  ✗ deleted " + owner(ev.Other) + " lock"
+		}
+		return s
+	}
+	return a.Kind.String()
+}
+
+// RenderSteps is the story, one line per step. Runs of quiet ticks (nothing
+// expires, nobody resumes) fold into one line.
+func RenderSteps(r *Run) string {
+	var b strings.Builder
+	d := &r.Design
+	for k := 0; k < len(r.Steps); k++ {
+		st := &r.Steps[k]
+		if st.Action.Kind == ActTick && st.Event.ExpiredMask == 0 && st.Event.ResumedMask == 0 {
+			// a quiet tick is implied by the next line's t=; say nothing
+			continue
+		}
+		b.WriteString(Describe(d, st))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// RenderTimeline draws the seed's timeline: one column per tick, a row for
+// who believes they hold the lock, one for who holds the key, and ✗ where a
+// client acted on storage without the key.
+func RenderTimeline(r *Run) string {
+	d := &r.Design
+	rows := [4][]string{}
+	labels := [4]string{"tick", "believes", "key", "unsafe"}
+	for _, tr := range r.Timeline {
+		rows[0] = append(rows[0], fmt.Sprint(tr.Tick))
+		rows[1] = append(rows[1], letters(d, tr.Believes, "·"))
+		var h strings.Builder
+		for _, o := range tr.Holders {
+			if o < 0 {
+				if len(tr.Holders) == 1 {
+					h.WriteString("·")
+				}
+				continue
+			}
+			h.WriteString(ClientName(o))
+		}
+		if h.Len() == 0 {
+			h.WriteString("·")
+		}
+		rows[2] = append(rows[2], h.String())
+		u := ""
+		if tr.Unsafe != 0 {
+			u = "✗" + letters(d, tr.Unsafe, "")
+		}
+		rows[3] = append(rows[3], u)
+	}
+	var b strings.Builder
+	for k, row := range rows {
+		fmt.Fprintf(&b, "%-9s", labels[k])
+		for col, cell := range row {
+			w := 0
+			for _, rr := range rows {
+				if n := utf8.RuneCountInString(rr[col]); n > w {
+					w = n
+				}
+			}
+			b.WriteString(" ")
+			b.WriteString(cell)
+			b.WriteString(strings.Repeat(" ", w-utf8.RuneCountInString(cell)))
+		}
+		b.WriteString("\n")
+	}
+	return strings.ReplaceAll(b.String(), " \n", "\n")
+}
+
+func letters(d *Design, mask uint8, none string) string {
+	var s string
+	for i := 0; i < d.Clients; i++ {
+		if mask&(1<<i) != 0 {
+			s += ClientName(i)
+		}
+	}
+	if s == "" {
+		return none
+	}
+	return s
+}
+
+// RenderSummary is the ending: the counter against accepted writes, and the
+// properties the run shows.
+func RenderSummary(r *Run) string {
+	var b strings.Builder
+	ok, failed := r.Outcomes()
+	fmt.Fprintf(&b, "counter %d after %d jobs: %d writes accepted, %d failed\n", r.Final.Store.Counter, r.Design.Clients, ok, failed)
+	if r.Final.Finished(&r.Design) && int(r.Final.Store.Counter) != int(r.Final.Store.Accepted) {
+		fmt.Fprintf(&b, "lost update: counter %d ≠ %d accepted writes\n", r.Final.Store.Counter, r.Final.Store.Accepted)
+	}
+	for _, v := range r.Found {
+		p, _ := PropertyByName(v.Property)
+		verb := "violated"
+		if p.Expect == Sometimes {
+			verb = "seen"
+		}
+		fmt.Fprintf(&b, "%-19s %s at step %d: %s\n", v.Property, verb, v.Seq, p.Doc)
+	}
+	return b.String()
+}
+
+// Render is steps, timeline and summary together.
+func Render(r *Run) string {
+	return RenderSteps(r) + "\n" + RenderTimeline(r) + "\n" + RenderSummary(r)
+}

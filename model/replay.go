@@ -1,0 +1,240 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+)
+
+// StepRecord is one step of a replayed trace.
+type StepRecord struct {
+	Seq    int    // 1-based position in the trace
+	Action Action // what happened
+	Event  Event  // what it caused
+	Before State
+	After  State
+}
+
+// Violation is the first step at which an Always property failed, or a
+// Sometimes property was witnessed.
+type Violation struct {
+	Property string
+	Seq      int // 0: the initial state
+}
+
+// TickRow is one column of the seed's timeline.
+type TickRow struct {
+	Tick     int
+	Believes uint8 // clients that believed they held the lock during the tick
+	Holders  []int // who held the key during the tick, in order (-1: nobody)
+	Unsafe   uint8 // clients that acted on storage without the key (✗)
+}
+
+// Outcome is how a job's increment ended.
+type Outcome uint8
+
+const (
+	OutcomeOK      Outcome = iota // write accepted
+	OutcomeFailed                 // read or write rejected, or crashed before writing: no effect
+	OutcomeUnknown                // crashed with its write in flight: may or may not have applied
+	OutcomePending                // the trace ended before the job did
+)
+
+func (o Outcome) String() string {
+	return [...]string{"ok", "failed", "unknown", "pending"}[o]
+}
+
+// Job is one client's increment as the linearizability checker sees it:
+// it starts with the read and ends with the write's reply.
+type Job struct {
+	Client     int
+	CallSeq    int // step of the read
+	CallTick   int
+	ReturnSeq  int // step of the write's reply (or of the crash, or the read's refusal)
+	ReturnTick int
+	Read       int // value read (valid when the read was accepted)
+	ReadOK     bool
+	Wrote      int // value written (Read+1)
+	Token      int // token sent with the write (0: none)
+	Outcome    Outcome
+}
+
+// Run is a replayed trace: the steps, the timeline, the job history, and
+// the first step at which each property showed.
+type Run struct {
+	Design   Design
+	Steps    []StepRecord
+	Init     State
+	Final    State
+	Timeline []TickRow
+	History  []Job
+	Found    []Violation // Always violations and Sometimes witnesses, by property order
+}
+
+// TraceError is a trace that does not replay: step Seq is not enabled.
+type TraceError struct {
+	Seq    int
+	Action Action
+	Tick   int
+	Enable []Action
+}
+
+func (e *TraceError) Error() string {
+	var names []string
+	for _, a := range e.Enable {
+		names = append(names, a.String())
+	}
+	if len(names) > 12 {
+		names = append(names[:12], "…")
+	}
+	return fmt.Sprintf("step %d (%s) is not enabled at t=%d (enabled: %s)", e.Seq, e.Action, e.Tick, strings.Join(names, ", "))
+}
+
+// Replay runs trace from Init through Step, checking that each action is
+// enabled, and derives the timeline, the history and the properties shown.
+func Replay(d *Design, trace []Action) (*Run, error) {
+	s := Init(d)
+	r := &Run{Design: *d, Init: s}
+	open := make([]int, d.Clients)
+	for i := range open {
+		open[i] = -1
+	}
+	found := make([]bool, len(Properties))
+	check := func(st *State, ev *Event, seq int) {
+		for i, p := range Properties {
+			if !found[i] && p.Bad(d, st, ev) {
+				found[i] = true
+				r.Found = append(r.Found, Violation{p.Name, seq})
+			}
+		}
+	}
+	check(&s, nil, 0)
+	tl := &timelineBuilder{d: d}
+	tl.observe(&s, nil)
+	var buf []Action
+	for i, a := range trace {
+		buf = Actions(d, &s, buf)
+		ok := false
+		for _, b := range buf {
+			ok = ok || b == a
+		}
+		if !ok {
+			return nil, &TraceError{Seq: i + 1, Action: a, Tick: int(s.Now), Enable: append([]Action(nil), buf...)}
+		}
+		next, ev := Step(d, s, a)
+		seq := i + 1
+		r.Steps = append(r.Steps, StepRecord{Seq: seq, Action: a, Event: ev, Before: s, After: next})
+		recordJob(open, &r.History, a, &ev, seq)
+		tl.observe(&next, &ev)
+		s = next
+		check(&s, &ev, seq)
+	}
+	for _, k := range open {
+		if k >= 0 {
+			r.History[k].Outcome = OutcomePending
+		}
+	}
+	r.Final = s
+	r.Timeline = tl.rows
+	// sort Found by property order, for a stable report
+	sorted := r.Found[:0:0]
+	for _, p := range Properties {
+		for _, v := range r.Found {
+			if v.Property == p.Name {
+				sorted = append(sorted, v)
+			}
+		}
+	}
+	r.Found = sorted
+	return r, nil
+}
+
+// recordJob follows each client's job through the events. open[i] is the
+// index in hist of client i's unfinished job, or -1.
+func recordJob(open []int, hist *[]Job, a Action, ev *Event, seq int) {
+	if a.Kind == ActTick {
+		return
+	}
+	i := int(a.Client)
+	var j *Job
+	if open[i] >= 0 {
+		j = &(*hist)[open[i]]
+	}
+	switch a.Kind {
+	case ActRead:
+		*hist = append(*hist, Job{Client: i, CallSeq: seq, CallTick: int(ev.Now), Read: int(ev.Value), ReadOK: ev.Result == ResAccepted})
+		open[i] = len(*hist) - 1
+		if ev.Result == ResRejected {
+			j = &(*hist)[open[i]]
+			j.ReturnSeq, j.ReturnTick, j.Outcome = seq, int(ev.Now), OutcomeFailed
+			open[i] = -1
+		}
+	case ActWrite:
+		if j != nil {
+			j.ReturnSeq, j.ReturnTick = seq, int(ev.Now)
+			j.Wrote, j.Token = int(ev.Value), int(ev.Token)
+			j.Outcome = OutcomeOK
+			if ev.Result != ResAccepted {
+				j.Outcome = OutcomeFailed
+			}
+			open[i] = -1
+		}
+	case ActCrash:
+		if j != nil {
+			j.ReturnSeq, j.ReturnTick, j.Outcome = seq, int(ev.Now), OutcomeFailed
+			j.Wrote = j.Read + 1
+			open[i] = -1
+		}
+	}
+}
+
+type timelineBuilder struct {
+	d    *Design
+	rows []TickRow
+}
+
+func (t *timelineBuilder) observe(s *State, ev *Event) {
+	if len(t.rows) == 0 || t.rows[len(t.rows)-1].Tick != int(s.Now) {
+		t.rows = append(t.rows, TickRow{Tick: int(s.Now)})
+	}
+	row := &t.rows[len(t.rows)-1]
+	for i := 0; i < t.d.Clients; i++ {
+		if s.Clients[i].Believes() {
+			row.Believes |= 1 << i
+		}
+	}
+	// a client that believed until this step (its release) believed this tick
+	if ev != nil && ev.Action.Kind != ActTick && ev.Flags&EvJobDone != 0 {
+		row.Believes |= 1 << ev.Action.Client
+	}
+	owner := s.KeyOwner(0)
+	if len(row.Holders) == 0 || row.Holders[len(row.Holders)-1] != owner {
+		row.Holders = append(row.Holders, owner)
+	}
+	if ev != nil && ev.Flags&EvUnsafe != 0 {
+		row.Unsafe |= 1 << ev.Action.Client
+	}
+}
+
+// Violated reports whether the run shows property name (Always: violated;
+// Sometimes: witnessed), and at which step.
+func (r *Run) Violated(name string) (int, bool) {
+	for _, v := range r.Found {
+		if v.Property == name {
+			return v.Seq, true
+		}
+	}
+	return 0, false
+}
+
+// Outcomes counts the jobs' results: accepted writes, failed jobs.
+func (r *Run) Outcomes() (ok, failed int) {
+	for _, j := range r.History {
+		switch j.Outcome {
+		case OutcomeOK:
+			ok++
+		case OutcomeFailed:
+			failed++
+		}
+	}
+	return ok, failed
+}

@@ -1,0 +1,205 @@
+package model
+
+import (
+	"encoding/binary"
+	"unsafe"
+)
+
+// Phase is where a client is in its one job. The next step it takes is named
+// by the phase (PhaseRead: its next step is the read).
+type Phase uint8
+
+const (
+	PhaseIncr    Phase = iota // next: INCR lock:fence (acquire=incr-before, incr-after)
+	PhaseAcquire              // next: SET NX (polls while refused)
+	PhaseExpire               // next: EXPIRE (acquire=set-expire)
+	PhaseRead                 // next: read the counter
+	PhaseWrite                // next: write read+1
+	PhaseRelease              // next: release (DEL, check-and-delete, or the GET of get-del)
+	PhaseDel                  // next: the DEL of get-del
+	PhaseDone                 // job finished
+	PhaseCrashed              // crashed for good
+	numPhases
+)
+
+// Client flags.
+const (
+	FlagBelieves uint8 = 1 << iota // believes it holds the lock (acquire reply .. release)
+	FlagStarted                    // has taken a step (pauses and crashes fall between steps)
+	FlagPaused                     // frozen until Ready
+	FlagSlow                       // its job is slow: work takes SlowWorkTicks
+	FlagSawMine                    // get-del: the GET said the key was ours
+)
+
+// Client is one client process and its job. All fields are bytes (or a
+// uint16) so that State has no padding and hashes as raw memory.
+type Client struct {
+	Token   uint16 // fencing token it holds; 0 = none
+	Phase   Phase  // what its next step is
+	Ready   uint8  // takes no step before this tick; 0 once reached
+	Read    uint8  // the counter value it read
+	Version uint8  // the version it read (storage=cas)
+	Flags   uint8  // FlagBelieves, FlagStarted, …
+	Votes   uint8  // reserved for multi-node locks (Redlock): nodes that granted
+}
+
+// Node is one lock-service node (a Redis instance). A single Redis uses
+// node 0; replicas and Redlock will use the others.
+type Node struct {
+	Fence uint16 // INCR lock:fence counter
+	Owner uint8  // who holds lock:order-42: 0 nobody, i+1 client i
+	Exp   uint8  // tick at which the key is gone; 0 = no expiry
+	Flags uint8  // reserved: node down, persistence, …
+	Skew  uint8  // reserved: clock offset of the node (clock jumps)
+}
+
+// Storage is the database that holds the counter.
+type Storage struct {
+	MaxTok   uint16 // highest token seen (last_token for cond-update)
+	Counter  uint8  // the counter
+	Version  uint8  // version column (storage=cas)
+	Accepted uint8  // writes the storage accepted
+	Reserved uint8  // reserved (keeps State free of padding)
+}
+
+// State is the whole world: a comparable value, usable as a map key, copied
+// by assignment. Unused client and node slots stay zero.
+type State struct {
+	Clients     [MaxClients]Client
+	Nodes       [MaxNodes]Node
+	Store       Storage
+	Now         uint8 // the current tick
+	PausesUsed  uint8
+	SlowUsed    uint8
+	CrashesUsed uint8
+}
+
+// stateSize is the size of State in bytes; State has no padding (a test
+// checks that the fields add up to it).
+const stateSize = int(unsafe.Sizeof(State{}))
+
+// Init is the state before anything happens: tick 1, no key, counter 0,
+// every client about to start its job.
+func Init(d *Design) State {
+	var s State
+	s.Now = 1
+	s.Nodes[0].Fence = uint16(d.FirstToken - 1)
+	first := PhaseAcquire
+	if d.Acquire == AcquireIncrBefore {
+		first = PhaseIncr
+	}
+	for i := 0; i < d.Clients; i++ {
+		s.Clients[i].Phase = first
+	}
+	return s
+}
+
+// bytes views the state's memory; State is all bytes and uint16s, no padding.
+func (s *State) bytes() []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(s)), stateSize)
+}
+
+// Fingerprint is a 64-bit hash of the state, the same on every run and
+// machine of the same byte order.
+func (s *State) Fingerprint() uint64 {
+	b := s.bytes()
+	h := uint64(0x9E3779B97F4A7C15)
+	for len(b) >= 8 {
+		h = mix(h ^ binary.LittleEndian.Uint64(b))
+		b = b[8:]
+	}
+	var tail [8]byte
+	copy(tail[:], b)
+	h = mix(h ^ binary.LittleEndian.Uint64(tail[:]) ^ uint64(len(b)))
+	return mix(h)
+}
+
+// mix is the 64-bit finalizer of MurmurHash3.
+func mix(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
+}
+
+// Live reports whether client i still has work to do (not done, not crashed).
+func (c *Client) Live() bool { return c.Phase < PhaseDone }
+
+// Believes reports whether the client believes it holds the lock.
+func (c *Client) Believes() bool { return c.Flags&FlagBelieves != 0 }
+
+// KeyOwner is the client holding the lock key on node n, or -1.
+func (s *State) KeyOwner(n int) int { return int(s.Nodes[n].Owner) - 1 }
+
+// Finished reports whether every client is done or crashed.
+func (s *State) Finished(d *Design) bool {
+	for i := 0; i < d.Clients; i++ {
+		if s.Clients[i].Live() {
+			return false
+		}
+	}
+	return true
+}
+
+// Canonical is the state with its interchangeable clients sorted, and every
+// reference to a client (key owners) renamed to match: the representative
+// of the state's symmetry class. All clients run the same program, so two
+// states that differ only in client names behave alike.
+func Canonical(d *Design, s State) State {
+	n := d.Clients
+	var perm [MaxClients]uint8 // perm[new] = old
+	for i := 0; i < n; i++ {
+		perm[i] = uint8(i)
+	}
+	// insertion sort: n is at most 8
+	for i := 1; i < n; i++ {
+		for j := i; j > 0 && clientLess(&s.Clients[perm[j]], &s.Clients[perm[j-1]]); j-- {
+			perm[j], perm[j-1] = perm[j-1], perm[j]
+		}
+	}
+	var inv [MaxClients]uint8 // inv[old] = new
+	moved := false
+	for i := 0; i < n; i++ {
+		inv[perm[i]] = uint8(i)
+		if perm[i] != uint8(i) {
+			moved = true
+		}
+	}
+	if !moved {
+		return s
+	}
+	out := s
+	for i := 0; i < n; i++ {
+		out.Clients[i] = s.Clients[perm[i]]
+	}
+	for k := range out.Nodes {
+		if o := out.Nodes[k].Owner; o != 0 {
+			out.Nodes[k].Owner = inv[o-1] + 1
+		}
+	}
+	return out
+}
+
+func clientLess(a, b *Client) bool {
+	if a.Phase != b.Phase {
+		return a.Phase < b.Phase
+	}
+	if a.Ready != b.Ready {
+		return a.Ready < b.Ready
+	}
+	if a.Token != b.Token {
+		return a.Token < b.Token
+	}
+	if a.Read != b.Read {
+		return a.Read < b.Read
+	}
+	if a.Version != b.Version {
+		return a.Version < b.Version
+	}
+	if a.Flags != b.Flags {
+		return a.Flags < b.Flags
+	}
+	return a.Votes < b.Votes
+}
