@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"lockcheck/model"
+)
+
+func init() {
+	register("demo", "tell one of the seed's demos (1-6, or all): steps, timeline, outcome", runDemo)
+	register("designs", "list every design axis, value, parameter and preset", runDesigns)
+}
+
+func runDemo(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("demo", stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, "usage: explore demo N|all   (N from 1 to 6)") }
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "explore demo: want one demo: 1 to 6, or all")
+		return exitUsage
+	}
+	names := []string{fs.Arg(0)}
+	if fs.Arg(0) == "all" {
+		names = model.PresetNames()
+	}
+	// load everything first, so that bad input prints nothing half-done
+	var demos []*model.Demo
+	for _, n := range names {
+		dm, err := model.LoadDemo(n)
+		if err != nil {
+			fmt.Fprintln(stderr, "explore demo:", err)
+			return exitUsage
+		}
+		demos = append(demos, dm)
+	}
+	for k, dm := range demos {
+		r, err := model.Replay(&dm.Scenario.Design, dm.Scenario.Trace)
+		if err != nil {
+			fmt.Fprintf(stderr, "explore demo: %s: %v\n", dm.Name, err)
+			return exitUsage
+		}
+		if k > 0 {
+			fmt.Fprintln(stdout)
+		}
+		fmt.Fprintf(stdout, "%s\ndesign %s (%s)\n\n%s\n\n", dm.Title, dm.Name, dm.Scenario.Design.Name(), dm.Scenario.Doc)
+		fmt.Fprint(stdout, model.Render(r))
+	}
+	return exitOK
+}
+
+func runDesigns(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("designs", stderr)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	fmt.Fprint(stdout, model.DescribeAxes())
+	return exitOK
+}
