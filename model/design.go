@@ -93,6 +93,19 @@ const (
 	numClockModes
 )
 
+// Bug is a planted bug: a deliberate mistake in the model's rules, used to
+// test the testers (a suite that passes with a bug planted is not testing).
+type Bug uint8
+
+const (
+	BugNone         Bug = iota
+	BugSetWithoutNX     // SET without NX: acquire overwrites a held key
+	BugCADNoCheck       // check-and-delete deletes without comparing the value
+	BugNoTokenCheck     // token-checking storage records tokens but never refuses
+	BugReadNoRecord     // max-token storage forgets the tokens of reads
+	numBugs
+)
+
 // Limits on a design's numbers. Ticks are stored in a byte, so the horizon
 // plus the longest wait must stay below 256.
 const (
@@ -110,6 +123,7 @@ type Design struct {
 	Fence   FenceMode
 	Storage StorageMode
 	Clock   ClockMode
+	Bug     Bug // a planted bug (testing the testers); BugNone in real designs
 
 	TTLTicks      int // a key set at t exists at t .. t+TTL-1
 	WorkTicks     int // ticks between a client's read and its write
@@ -157,6 +171,13 @@ var (
 		"UPDATE … WHERE last_token < t (strictly greater token to write)",
 		"compare-and-set on a version column (no token needed)",
 	}}
+	bugAxis = axis{"bug", []string{"none", "set-without-nx", "cad-no-check", "no-token-check", "read-no-record"}, []string{
+		"no planted bug (default)",
+		"SET without NX: acquire overwrites a held key",
+		"check-and-delete deletes without comparing the value",
+		"token-checking storage records tokens but never refuses",
+		"max-token storage forgets the tokens of reads",
+	}}
 	clockAxis = axis{"clock", []string{"urgent", "free"}, []string{
 		"a tick only when no client can act (default)",
 		"a tick at any time: clients may be late without a fault (SPIN baseline)",
@@ -200,6 +221,7 @@ func (m ReleaseMode) String() string { return word(releaseAxis, int(m)) }
 func (m FenceMode) String() string   { return word(fenceAxis, int(m)) }
 func (m StorageMode) String() string { return word(storageAxis, int(m)) }
 func (m ClockMode) String() string   { return word(clockAxis, int(m)) }
+func (b Bug) String() string         { return word(bugAxis, int(b)) }
 
 func word(a axis, i int) string {
 	if i < 0 || i >= len(a.values) {
@@ -225,6 +247,9 @@ func (d Design) Name() string {
 	}
 	if d.Clock != ClockUrgent {
 		b.WriteString(",clock=" + d.Clock.String())
+	}
+	if d.Bug != BugNone {
+		b.WriteString(",bug=" + d.Bug.String())
 	}
 	for _, p := range intParams {
 		if v := *p.field(&d); v != p.def {
@@ -319,6 +344,10 @@ func (d *Design) set(k, v string) error {
 		i, err := clockAxis.parse(v)
 		d.Clock = ClockMode(i)
 		return err
+	case "bug":
+		i, err := bugAxis.parse(v)
+		d.Bug = Bug(i)
+		return err
 	}
 	for _, p := range intParams {
 		if p.name != k {
@@ -337,7 +366,7 @@ func (d *Design) set(k, v string) error {
 // Validate checks every number against its range.
 func (d Design) Validate() error {
 	if int(d.Lock) >= int(numLockKinds) || int(d.Acquire) >= int(numAcquireModes) || int(d.Release) >= int(numReleaseModes) ||
-		int(d.Fence) >= int(numFenceModes) || int(d.Storage) >= int(numStorageModes) || int(d.Clock) >= int(numClockModes) {
+		int(d.Fence) >= int(numFenceModes) || int(d.Storage) >= int(numStorageModes) || int(d.Clock) >= int(numClockModes) || int(d.Bug) >= int(numBugs) {
 		return designErr("design has an axis value out of range")
 	}
 	for _, p := range intParams {
@@ -349,7 +378,7 @@ func (d Design) Validate() error {
 }
 
 func paramNames() string {
-	names := []string{"acquire", "clock"}
+	names := []string{"acquire", "clock", "bug"}
 	for _, p := range intParams {
 		names = append(names, p.name)
 	}
@@ -369,9 +398,9 @@ func clip(s string) string {
 func DescribeAxes() string {
 	var b strings.Builder
 	b.WriteString("A design name is lock/release/fence/storage[,key=value…], e.g. redis/cad/rw/max-token,ttl=10,work=2\n\n")
-	for _, a := range []axis{lockAxis, releaseAxis, fenceAxis, storageAxis, acquireAxis, clockAxis} {
+	for _, a := range []axis{lockAxis, releaseAxis, fenceAxis, storageAxis, acquireAxis, clockAxis, bugAxis} {
 		kind := "path part"
-		if a.name == "acquire" || a.name == "clock" {
+		if a.name == "acquire" || a.name == "clock" || a.name == "bug" {
 			kind = "parameter " + a.name + "=…, default " + a.values[0]
 		}
 		fmt.Fprintf(&b, "%s (%s):\n", a.name, kind)

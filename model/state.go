@@ -150,12 +150,24 @@ func (s *State) Finished(d *Design) bool {
 func Canonical(d *Design, s State) State {
 	n := d.Clients
 	var perm [MaxClients]uint8 // perm[new] = old
+	var owns [MaxClients]uint8 // owns[i]: nodes whose key client i holds
 	for i := 0; i < n; i++ {
 		perm[i] = uint8(i)
 	}
+	for k := range s.Nodes {
+		if o := s.Nodes[k].Owner; o != 0 {
+			owns[o-1] |= 1 << k
+		}
+	}
+	less := func(a, b uint8) bool {
+		if s.Clients[a] != s.Clients[b] {
+			return clientLess(&s.Clients[a], &s.Clients[b])
+		}
+		return owns[a] < owns[b]
+	}
 	// insertion sort: n is at most 8
 	for i := 1; i < n; i++ {
-		for j := i; j > 0 && clientLess(&s.Clients[perm[j]], &s.Clients[perm[j-1]]); j-- {
+		for j := i; j > 0 && less(perm[j], perm[j-1]); j-- {
 			perm[j], perm[j-1] = perm[j-1], perm[j]
 		}
 	}

@@ -243,7 +243,7 @@ func Step(d *Design, s State, a Action) (State, Event) {
 			c.Phase = PhaseRead
 		}
 	case ActAcquire:
-		if key.Owner != 0 {
+		if key.Owner != 0 && d.Bug != BugSetWithoutNX {
 			ev.Result = ResRefused
 			c.Ready = s.Now + 1
 			break
@@ -322,7 +322,7 @@ func Step(d *Design, s State, a Action) (State, Event) {
 			deleteKey(key, me, &ev)
 			finishJob(c, &ev)
 		case ReleaseCAD:
-			if key.Owner == me {
+			if key.Owner == me || (d.Bug == BugCADNoCheck && key.Owner != 0) {
 				deleteKey(key, me, &ev)
 			} else {
 				ev.Result = ResNoop
@@ -361,12 +361,14 @@ func storageRead(d *Design, st *Storage, tok uint16) bool {
 	}
 	switch d.Storage {
 	case StorageMaxToken:
-		if tok < st.MaxTok {
+		if tok < st.MaxTok && d.Bug != BugNoTokenCheck {
 			return false
 		}
-		st.MaxTok = tok
+		if d.Bug != BugReadNoRecord && tok > st.MaxTok {
+			st.MaxTok = tok
+		}
 	case StorageMaxWrite:
-		return tok >= st.MaxTok
+		return tok >= st.MaxTok || d.Bug == BugNoTokenCheck
 	}
 	return true
 }
@@ -383,17 +385,21 @@ func storageWrite(d *Design, st *Storage, tok uint16, version uint8) bool {
 		st.Version++
 	case StorageMaxToken, StorageMaxWrite:
 		if tok != 0 {
-			if tok < st.MaxTok {
+			if tok < st.MaxTok && d.Bug != BugNoTokenCheck {
 				return false
 			}
-			st.MaxTok = tok
+			if tok > st.MaxTok {
+				st.MaxTok = tok
+			}
 		}
 	case StorageCondUpdate:
 		if tok != 0 {
-			if tok <= st.MaxTok {
+			if tok <= st.MaxTok && d.Bug != BugNoTokenCheck {
 				return false
 			}
-			st.MaxTok = tok
+			if tok > st.MaxTok {
+				st.MaxTok = tok
+			}
 		}
 	}
 	return true

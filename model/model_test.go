@@ -1,0 +1,247 @@
+package model
+
+import (
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestStateHasNoPadding(t *testing.T) {
+	fields := MaxClients*int(unsafe.Sizeof(Client{})) + MaxNodes*int(unsafe.Sizeof(Node{})) + int(unsafe.Sizeof(Storage{})) + 4
+	require.Equal(t, fields, stateSize)
+	require.Equal(t, 8, int(unsafe.Sizeof(Client{})))
+	require.Equal(t, 6, int(unsafe.Sizeof(Node{})))
+	require.Equal(t, 6, int(unsafe.Sizeof(Storage{})))
+}
+
+func TestDesignNamesRoundTrip(t *testing.T) {
+	for _, name := range []string{
+		"redis/cad/rw/max-token",
+		"redis/del/none/plain,work=12",
+		"redis/get-del/write/cond-update,acquire=incr-after,ttl=5,clients=2,crashes=1",
+		"redis/cad/none/cas,acquire=set-expire,clock=free,horizon=41",
+		"redis/cad/rw/max-token,bug=read-no-record",
+	} {
+		d, err := ParseDesign(name)
+		require.NoError(t, err, name)
+		require.Equal(t, name, d.Name())
+	}
+	// parameters in another order, or at their defaults, give the canonical name
+	d, err := ParseDesign("redis/cad/rw/max-token,work=2,ttl=10,acquire=script")
+	require.NoError(t, err)
+	require.Equal(t, "redis/cad/rw/max-token", d.Name())
+	// presets
+	d, err = ParseDesign("demo3")
+	require.NoError(t, err)
+	require.Equal(t, "redis/cad/write/max-token,token=33", d.Name())
+	d, err = ParseDesign("demo2,clients=2")
+	require.NoError(t, err)
+	require.Equal(t, "redis/cad/none/plain,clients=2", d.Name())
+}
+
+func TestBadDesignNames(t *testing.T) {
+	cases := map[string]string{
+		"":                               "empty design name",
+		"redis/cad":                      "want 4 parts",
+		"etcdx/cad/rw/plain":             `unknown lock "etcdx" (allowed: redis`,
+		"redis/nope/rw/plain":            `unknown release "nope" (allowed: del, get-del, cad)`,
+		"redis/cad/both/plain":           `unknown fence "both" (allowed: none, write, rw)`,
+		"redis/cad/rw/mongo":             `unknown storage "mongo"`,
+		"redis/cad/rw/plain,clients=9":   "clients=\"9\": want a whole number from 1 to 8",
+		"redis/cad/rw/plain,ttl=x":       "ttl=\"x\"",
+		"redis/cad/rw/plain,color=red":   `unknown design parameter "color"`,
+		"redis/cad/rw/plain,ttl":         "want key=value",
+		"redis/cad/rw/plain,ttl=1,ttl=2": "given twice",
+		"redis/cad/rw/plain,acquire=lua": `unknown acquire "lua"`,
+	}
+	for name, want := range cases {
+		_, err := ParseDesign(name)
+		require.Error(t, err, name)
+		require.Contains(t, err.Error(), want, name)
+		require.NotContains(t, err.Error(), "\n")
+	}
+}
+
+func FuzzParseDesign(f *testing.F) {
+	for _, s := range []string{"redis/cad/rw/max-token", "demo2,clients=2", "redis/del/none/plain,work=12,bug=cad-no-check", "a/b/c/d,x=1", ",,,", "redis/cad/rw/plain,ttl=99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		d, err := ParseDesign(name)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error for %q: %v", name, err)
+			}
+			return
+		}
+		again, err := ParseDesign(d.Name())
+		if err != nil || again != d {
+			t.Fatalf("%q: canonical name %q does not parse back (%v)", name, d.Name(), err)
+		}
+	})
+}
+
+func FuzzParseScenario(f *testing.F) {
+	for n := 1; n <= 6; n++ {
+		text, _ := scenarioFiles.ReadFile("scenarios/demo" + string(rune('0'+n)) + ".txt")
+		f.Add(string(text))
+	}
+	f.Add("design demo1\nA acquire\ntick 3\nZ read\n")
+	f.Add("# x\ndesign redis/cad/none/plain,clients=1\nA pause 99\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		sc, err := ParseScenario(text)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "line ") && !strings.HasPrefix(err.Error(), "no design line") {
+				t.Fatalf("error does not name the line: %v", err)
+			}
+			return
+		}
+		again, err := ParseScenario(sc.Format())
+		if err != nil {
+			t.Fatalf("formatted scenario does not parse: %v\n%s", err, sc.Format())
+		}
+		require.Equal(t, sc.Trace, again.Trace)
+		require.Equal(t, sc.Design, again.Design)
+		// replaying never panics; an impossible step is an error
+		_, _ = Replay(&sc.Design, sc.Trace)
+	})
+}
+
+func FuzzParseAction(f *testing.F) {
+	for _, s := range []string{"tick", "A acquire", "B pause 14", "C crash", "H slow", "A pause 0", "I read"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := ParseAction(s)
+		if err != nil {
+			return
+		}
+		b, err := ParseAction(a.String())
+		require.NoError(t, err)
+		require.Equal(t, a, b)
+	})
+}
+
+// randomWalk follows random enabled actions from Init, calling visit on
+// every state it passes.
+func randomWalk(d *Design, rng *rand.Rand, visit func(s State, a Action, next State, ev Event)) {
+	s := Init(d)
+	var buf []Action
+	for k := 0; k < 400; k++ {
+		buf = Actions(d, &s, buf)
+		if len(buf) == 0 {
+			return
+		}
+		a := buf[rng.IntN(len(buf))]
+		next, ev := Step(d, s, a)
+		visit(s, a, next, ev)
+		s = next
+	}
+}
+
+var walkDesigns = []string{
+	"redis/cad/none/plain,crashes=1,slow=1",
+	"redis/del/rw/max-token,acquire=incr-before,crashes=1",
+	"redis/get-del/write/max-write,acquire=incr-after,pauses=2",
+	"redis/cad/rw/cond-update,acquire=set-expire,crashes=1",
+	"redis/cad/none/cas,clock=free,clients=4",
+}
+
+func TestStepIsPureAndDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, name := range walkDesigns {
+		d, err := ParseDesign(name)
+		require.NoError(t, err)
+		for w := 0; w < 50; w++ {
+			randomWalk(&d, rng, func(s State, a Action, next State, ev Event) {
+				before := s
+				n2, ev2 := Step(&d, s, a)
+				require.Equal(t, before, s, "Step changed its input")
+				require.Equal(t, next, n2)
+				require.Equal(t, ev, ev2)
+				require.Equal(t, next.Fingerprint(), n2.Fingerprint())
+				require.LessOrEqual(t, int(next.Now), d.HorizonTicks)
+				require.LessOrEqual(t, next.Store.Counter, next.Store.Accepted, "counter above accepted writes")
+			})
+		}
+	}
+}
+
+// Symmetry is sound: the canonical form of a state has, up to canonical
+// form, the same successors as the state itself.
+func TestCanonicalPreservesSuccessors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	succ := func(d *Design, s State) []uint64 {
+		var out []uint64
+		for _, a := range Actions(d, &s, nil) {
+			n, _ := Step(d, s, a)
+			c := Canonical(d, n)
+			out = append(out, c.Fingerprint())
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+		return out
+	}
+	for _, name := range walkDesigns {
+		d, err := ParseDesign(name)
+		require.NoError(t, err)
+		for w := 0; w < 30; w++ {
+			randomWalk(&d, rng, func(s State, a Action, next State, ev Event) {
+				c := Canonical(&d, next)
+				require.Equal(t, c, Canonical(&d, c), "Canonical is not idempotent")
+				require.Equal(t, succ(&d, next), succ(&d, c))
+				for _, p := range Properties {
+					if p.Expect == Always && p.Name != "exclusive" && p.Name != "own-release" {
+						require.Equal(t, p.Bad(&d, &next, nil), p.Bad(&d, &c, nil), p.Name)
+					}
+				}
+			})
+		}
+	}
+}
+
+// A key written at tick t with TTL d exists at t .. t+d-1 and is gone at t+d.
+func TestKeyLifetime(t *testing.T) {
+	d, err := ParseDesign("redis/cad/none/plain,clients=1,ttl=3,work=10,pauses=0")
+	require.NoError(t, err)
+	s := Init(&d)
+	s, ev := Step(&d, s, Action{Kind: ActAcquire})
+	require.Equal(t, ResOK, ev.Result)
+	s, _ = Step(&d, s, Action{Kind: ActRead})
+	set := int(s.Now)
+	for s.Now < 10 {
+		require.Equal(t, []Action{{Kind: ActTick}}, Actions(&d, &s, nil))
+		s, ev = Step(&d, s, Action{Kind: ActTick})
+		alive := int(s.Now) <= set+3-1
+		require.Equal(t, alive, s.KeyOwner(0) == 0, "t=%d", s.Now)
+		if int(s.Now) == set+3 {
+			require.NotZero(t, ev.Flags&EvExpiredHeld)
+		}
+	}
+}
+
+func TestUrgentClockWaitsForClients(t *testing.T) {
+	d, err := ParseDesign("redis/cad/none/plain,pauses=0")
+	require.NoError(t, err)
+	s := Init(&d)
+	require.False(t, Enabled(&d, &s, Action{Kind: ActTick}), "time moves while clients can act")
+	free := d
+	free.Clock = ClockFree
+	require.True(t, Enabled(&free, &s, Action{Kind: ActTick}))
+}
+
+func TestProgressCatchesAKeyThatNeverExpires(t *testing.T) {
+	d, err := ParseDesign("redis/cad/none/plain,acquire=set-expire,crashes=1,pauses=0")
+	require.NoError(t, err)
+	r, err := Replay(&d, []Action{
+		{Kind: ActAcquire, Client: A},
+		{Kind: ActCrash, Client: A}, // before its EXPIRE
+	})
+	require.NoError(t, err)
+	seq, v := r.Violated("progress")
+	require.True(t, v)
+	require.Equal(t, 2, seq)
+}
