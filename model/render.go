@@ -157,21 +157,75 @@ func describeClientStep(d *Design, st *StepRecord) string {
 	return a.Kind.String()
 }
 
-// RenderSteps is the story, one line per step. Runs of quiet ticks (nothing
-// expires, nobody resumes) fold into one line.
+// RenderSteps is the story, one line per step. Quiet ticks (nothing
+// expires, nobody resumes) say nothing: the next line's t= shows time moved.
+// Runs of ticks in which the same clients only poll a key held by the same
+// client fold into one line.
 func RenderSteps(r *Run) string {
 	var b strings.Builder
 	d := &r.Design
-	for k := 0; k < len(r.Steps); k++ {
-		st := &r.Steps[k]
+	steps := r.Steps
+	for k := 0; k < len(steps); {
+		if from, to, who, holder, next := pollRun(steps, k); next > k {
+			fmt.Fprintf(&b, "t=%d..%d %s: SET %s … NX → (nil) every tick, the key is %s\n", from, to, who, LockKey, owner(holder))
+			k = next
+			continue
+		}
+		st := &steps[k]
+		k++
 		if st.Action.Kind == ActTick && st.Event.ExpiredMask == 0 && st.Event.ResumedMask == 0 {
-			// a quiet tick is implied by the next line's t=; say nothing
 			continue
 		}
 		b.WriteString(Describe(d, st))
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// pollRun finds, from step k, a run of at least two ticks in which the only
+// steps are quiet ticks and refused acquires by the same clients against the
+// same holder. It returns the run's first and last tick and the index after
+// it; next == k when there is no such run.
+func pollRun(steps []StepRecord, k int) (from, to int, who string, holder uint8, next int) {
+	next = k
+	ticks := 0
+	var mask uint8
+	j := k
+	for j < len(steps) {
+		// one tick's worth: refused acquires, then a quiet tick (or the end)
+		var m uint8
+		h := uint8(0)
+		start := j
+		for j < len(steps) && steps[j].Action.Kind == ActAcquire && steps[j].Event.Result == ResRefused {
+			m |= 1 << steps[j].Action.Client
+			h = steps[j].Event.Other
+			j++
+		}
+		if j == start || (ticks > 0 && (m != mask || h != holder)) {
+			break
+		}
+		if ticks == 0 {
+			from, mask, holder = int(steps[start].Event.Now), m, h
+		}
+		ticks++
+		to = int(steps[start].Event.Now)
+		next = j
+		if j < len(steps) && steps[j].Action.Kind == ActTick && steps[j].Event.ExpiredMask == 0 && steps[j].Event.ResumedMask == 0 {
+			j++
+			continue
+		}
+		break
+	}
+	if ticks < 2 {
+		return 0, 0, "", 0, k
+	}
+	var names []string
+	for i := 0; i < MaxClients; i++ {
+		if mask&(1<<i) != 0 {
+			names = append(names, ClientName(i))
+		}
+	}
+	return from, to, strings.Join(names, ", "), holder, next
 }
 
 // RenderTimeline draws the seed's timeline: one column per tick, a row for

@@ -45,7 +45,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		if k > 0 {
 			fmt.Fprintln(stdout)
 		}
-		fmt.Fprintf(stdout, "%s\ndesign %s (%s)\n\n%s\n\n", dm.Title, dm.Name, dm.Scenario.Design.Name(), dm.Scenario.Doc)
+		fmt.Fprintf(stdout, "%s\n\ndesign %s = %s\n\n", dm.Scenario.Doc, dm.Name, dm.Scenario.Design.Name())
 		fmt.Fprint(stdout, model.Render(r))
 	}
 	return exitOK
