@@ -1,0 +1,5 @@
+package linearizability
+
+import "fmt"
+
+var fmtSscanf = fmt.Sscanf
