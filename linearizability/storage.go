@@ -114,9 +114,9 @@ func storageFits(mode model.StorageMode, st storageState, call storageCall, ret 
 	case !ret.Accepted && accept:
 		return false, st, "rejected, but " + mode.String() + " storage accepts it"
 	case ret.Accepted && !call.Write && ret.Value != st.Counter:
-		return false, st, fmt.Sprintf("read %d, but the counter was %d", ret.Value, st.Counter)
+		return false, st, fmt.Sprintf("returned %d, but the counter was %d", ret.Value, st.Counter)
 	case ret.Accepted && !call.Write && mode == model.StorageCAS && ret.Version != st.Version:
-		return false, st, fmt.Sprintf("read version %d, but the version was %d", ret.Version, st.Version)
+		return false, st, fmt.Sprintf("returned version %d, but the version was %d", ret.Version, st.Version)
 	case !ret.Accepted && tokenChecking(mode) && ret.MaxTok != st.MaxTok:
 		return false, st, fmt.Sprintf("refused citing token %d, but the highest seen was %d", ret.MaxTok, st.MaxTok)
 	}
@@ -285,7 +285,7 @@ func disagreements(ops []porcupine.Operation) []Disagreement {
 		if r.Accepted == holds {
 			continue
 		}
-		who := clientName(c.Client) + "'s " + strings.Replace(requestText(c), "write", "write of", 1)
+		who := possessive(c)
 		text := fmt.Sprintf("t=%d %s accepted while ", c.Tick, who)
 		switch {
 		case !r.Accepted:
@@ -299,6 +299,11 @@ func disagreements(ops []porcupine.Operation) []Disagreement {
 			Accepted: r.Accepted, Holder: c.Holder, Text: text})
 	}
 	return out
+}
+
+// possessive is "A's write of 1 (token 33)", "B's read (token 34)".
+func possessive(c storageCall) string {
+	return clientName(c.Client) + "'s " + strings.Replace(requestText(c), "write", "write of", 1)
 }
 
 func storageCounts(ops []porcupine.Operation) string {
@@ -335,7 +340,7 @@ func explainStorage(mode model.StorageMode, ops []porcupine.Operation) string {
 		c, r := op.Input.(storageCall), op.Output.(storageReturn)
 		ok, next, why := storageFits(mode, st, c, r)
 		if !ok {
-			return fmt.Sprintf("t=%d %s's %s %s", c.Tick, clientName(c.Client), requestText(c), why)
+			return fmt.Sprintf("t=%d %s %s", c.Tick, possessive(c), why)
 		}
 		st = next
 	}
