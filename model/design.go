@@ -14,6 +14,26 @@ type LockKind uint8
 const (
 	// LockRedis is one Redis node: SET NX PX, keys expire by TTL.
 	LockRedis LockKind = iota
+	// LockReplica is a Redis primary (node 1) with an asynchronously
+	// replicated replica (node 2); a failover promotes the replica, losing
+	// what it had not received (the fence counter too).
+	LockReplica
+	// LockRedlock is Redlock over N independent Redis nodes: a client asks
+	// each, counts a quorum, and acts only if the validity left
+	// (TTL − elapsed − drift) is positive.
+	LockRedlock
+	// LockEtcd is an etcd lease with TTL (kept alive by renew=k), the lock
+	// key put in a transaction if absent; the key's create_revision is the
+	// fencing token. The cluster itself does not fail.
+	LockEtcd
+	// LockZooKeeper is an ephemeral sequential node; the lowest sequence
+	// holds the lock, the next waits on a watch; a paused client's session
+	// expires after session ticks and its node vanishes. The sequence number
+	// is the fencing token.
+	LockZooKeeper
+	// LockDB is a database row lock (SELECT … FOR UPDATE) with the counter in
+	// the same database; the server kills a session idle for ttl ticks.
+	LockDB
 	numLockKinds
 )
 
@@ -106,6 +126,51 @@ const (
 	numBugs
 )
 
+// Quorum is how many Redlock nodes a client must win.
+type Quorum uint8
+
+const (
+	QuorumMajority Quorum = iota // N/2+1 nodes
+	QuorumAll                    // every node
+	numQuorums
+)
+
+// CheckMode says whether a client checks its lock's remaining validity
+// before each storage access.
+type CheckMode uint8
+
+const (
+	// CheckTrust: the client trusts the acquire reply until it releases.
+	CheckTrust CheckMode = iota
+	// CheckValidity: before each read and write, a separate step checks that
+	// TTL − (now − request time) − drift > 0, and gives the job up if not. A
+	// pause can still fall between the check and the access.
+	CheckValidity
+	numCheckModes
+)
+
+// WaitMode is how a refused client waits for the lock.
+type WaitMode uint8
+
+const (
+	WaitPoll   WaitMode = iota // retry SET NX every tick
+	WaitNotify                 // sleep until a release publishes a notice (pub/sub); expiry publishes nothing
+	numWaitModes
+)
+
+// TxMode is where a database row lock's work runs.
+type TxMode uint8
+
+const (
+	// TxInside: read, write and unlock in the lock's own transaction; the
+	// write takes effect at COMMIT, which fails if the session was killed.
+	TxInside TxMode = iota
+	// TxOutside: the row lock's session only holds the lock; the work reads
+	// and writes through another connection.
+	TxOutside
+	numTxModes
+)
+
 // Limits on a design's numbers. Ticks are stored in a byte, so the horizon
 // plus the longest wait must stay below 256.
 const (
@@ -123,7 +188,11 @@ type Design struct {
 	Fence   FenceMode
 	Storage StorageMode
 	Clock   ClockMode
-	Bug     Bug // a planted bug (testing the testers); BugNone in real designs
+	Quorum  Quorum    // redlock
+	Check   CheckMode // every lock
+	Wait    WaitMode  // redis, replica
+	Tx      TxMode    // db
+	Bug     Bug       // a planted bug (testing the testers); BugNone in real designs
 
 	TTLTicks      int // a key set at t exists at t .. t+TTL-1
 	WorkTicks     int // ticks between a client's read and its write
@@ -135,6 +204,19 @@ type Design struct {
 	SlowJobs      int // fault budget: jobs whose work takes SlowWorkTicks
 	SlowWorkTicks int // work ticks of a slow job
 	Crashes       int // fault budget: clients that crash for good
+
+	Nodes         int // redlock: independent Redis nodes
+	DriftTicks    int // redlock / check=validity: clock drift allowance subtracted from validity
+	Failovers     int // replica: fault budget of failovers
+	NodeCrashes   int // fault budget: lock-node crashes (redis, redlock)
+	RestartTicks  int // a crashed node comes back after this many ticks (0: at once)
+	Persist       int // 1: a crashed node keeps its keys (AOF fsync always); 0: it loses them
+	ClockJumps    int // fault budget: a lock node's clock jumps forward (redis, replica, redlock)
+	JumpTicks     int // how far a clock jumps
+	RenewTicks    int // watchdog / keep-alive: extend the TTL every k ticks (0: no renewal)
+	SessionTicks  int // zookeeper: session timeout
+	Delays        int // fault budget: a write request held in the network
+	MaxDelayTicks int // the longest such delay
 }
 
 // axis describes one path segment or parameter that takes a word.
@@ -145,8 +227,29 @@ type axis struct {
 }
 
 var (
-	lockAxis = axis{"lock", []string{"redis"}, []string{
+	lockAxis = axis{"lock", []string{"redis", "replica", "redlock", "etcd", "zookeeper", "db"}, []string{
 		"one Redis node: SET NX PX, the key expires after the TTL",
+		"Redis primary + asynchronous replica; failover promotes the replica",
+		"Redlock over N independent Redis nodes, quorum within the validity time",
+		"etcd lease (keep-alive: renew=k) + transaction; create_revision is the token",
+		"ZooKeeper ephemeral sequential node, session timeout; sequence is the token",
+		"database row lock (SELECT … FOR UPDATE); idle sessions killed after ttl",
+	}}
+	quorumAxis = axis{"quorum", []string{"majority", "all"}, []string{
+		"redlock: win N/2+1 nodes (default)",
+		"redlock: win every node",
+	}}
+	checkAxis = axis{"check", []string{"trust", "validity"}, []string{
+		"trust the acquire reply until release (default)",
+		"check the remaining validity before each read and write (a separate step)",
+	}}
+	waitAxis = axis{"wait", []string{"poll", "notify"}, []string{
+		"retry SET NX every tick (default)",
+		"sleep until a release publishes a notice (pub/sub); expiry publishes nothing",
+	}}
+	txAxis = axis{"tx", []string{"inside", "outside"}, []string{
+		"db: the work runs in the lock's transaction; COMMIT fails if the session was killed (default)",
+		"db: the lock's session only holds the lock; the work uses another connection",
 	}}
 	acquireAxis = axis{"acquire", []string{"script", "incr-before", "incr-after", "set-expire"}, []string{
 		"SET NX PX and INCR lock:fence in one Lua script",
@@ -204,6 +307,47 @@ var intParams = []intParam{
 	{"slow", 0, MaxClients, 0, func(d *Design) *int { return &d.SlowJobs }, "fault budget: slow jobs per run"},
 	{"slow-work", 1, MaxWaitTicks, 12, func(d *Design) *int { return &d.SlowWorkTicks }, "work ticks of a slow job"},
 	{"crashes", 0, MaxClients, 0, func(d *Design) *int { return &d.Crashes }, "fault budget: client crashes per run"},
+	{"nodes", 3, MaxNodes, 5, func(d *Design) *int { return &d.Nodes }, "redlock: independent Redis nodes"},
+	{"drift", 0, 10, 1, func(d *Design) *int { return &d.DriftTicks }, "clock drift allowance in the validity (redlock, check=validity)"},
+	{"failovers", 0, 1, 1, func(d *Design) *int { return &d.Failovers }, "replica: fault budget of failovers"},
+	{"node-crashes", 0, 2, 0, func(d *Design) *int { return &d.NodeCrashes }, "fault budget: lock-node crashes (redis, replica primary, redlock)"},
+	{"restart", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.RestartTicks }, "ticks a crashed node stays down"},
+	{"persist", 0, 1, 0, func(d *Design) *int { return &d.Persist }, "1: a crashed node keeps its keys and fence counter"},
+	{"jumps", 0, 2, 0, func(d *Design) *int { return &d.ClockJumps }, "fault budget: lock-node clock jumps (redis, replica, redlock)"},
+	{"jump", 1, MaxWaitTicks, 5, func(d *Design) *int { return &d.JumpTicks }, "ticks a node's clock jumps forward"},
+	{"renew", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.RenewTicks }, "watchdog/keep-alive: extend the TTL every k ticks (0: none)"},
+	{"session", 1, MaxWaitTicks, 10, func(d *Design) *int { return &d.SessionTicks }, "zookeeper: session timeout in ticks"},
+	{"delays", 0, 3, 0, func(d *Design) *int { return &d.Delays }, "fault budget: write requests held in the network"},
+	{"max-delay", 1, MaxWaitTicks, 5, func(d *Design) *int { return &d.MaxDelayTicks }, "longest network delay of a write"},
+}
+
+// kindParams lists, for the parameters that only make sense for some lock
+// services, which ones: setting one elsewhere is an error.
+var kindParams = map[string][]LockKind{
+	"acquire":      {LockRedis, LockReplica},
+	"wait":         {LockRedis, LockReplica},
+	"quorum":       {LockRedlock},
+	"nodes":        {LockRedlock},
+	"failovers":    {LockReplica},
+	"node-crashes": {LockRedis, LockReplica, LockRedlock},
+	"restart":      {LockRedis, LockReplica, LockRedlock},
+	"persist":      {LockRedis, LockReplica, LockRedlock},
+	"jumps":        {LockRedis, LockReplica, LockRedlock},
+	"jump":         {LockRedis, LockReplica, LockRedlock},
+	"renew":        {LockRedis, LockReplica, LockEtcd},
+	"session":      {LockZooKeeper},
+	"tx":           {LockDB},
+}
+
+// kindReleases and kindFences restrict the path parts by lock service.
+var kindReleases = map[LockKind][]ReleaseMode{
+	LockEtcd:      {ReleaseCAD},
+	LockZooKeeper: {ReleaseCAD},
+	LockDB:        {ReleaseCAD},
+}
+
+var kindFences = map[LockKind][]FenceMode{
+	LockDB: {FenceNone},
 }
 
 // DefaultDesign is redis/cad/none/plain with every parameter at its default.
@@ -222,6 +366,10 @@ func (m FenceMode) String() string   { return word(fenceAxis, int(m)) }
 func (m StorageMode) String() string { return word(storageAxis, int(m)) }
 func (m ClockMode) String() string   { return word(clockAxis, int(m)) }
 func (b Bug) String() string         { return word(bugAxis, int(b)) }
+func (q Quorum) String() string      { return word(quorumAxis, int(q)) }
+func (m CheckMode) String() string   { return word(checkAxis, int(m)) }
+func (m WaitMode) String() string    { return word(waitAxis, int(m)) }
+func (m TxMode) String() string      { return word(txAxis, int(m)) }
 
 func word(a axis, i int) string {
 	if i < 0 || i >= len(a.values) {
@@ -247,6 +395,18 @@ func (d Design) Name() string {
 	}
 	if d.Clock != ClockUrgent {
 		b.WriteString(",clock=" + d.Clock.String())
+	}
+	if d.Quorum != QuorumMajority {
+		b.WriteString(",quorum=" + d.Quorum.String())
+	}
+	if d.Check != CheckTrust {
+		b.WriteString(",check=" + d.Check.String())
+	}
+	if d.Wait != WaitPoll {
+		b.WriteString(",wait=" + d.Wait.String())
+	}
+	if d.Tx != TxInside {
+		b.WriteString(",tx=" + d.Tx.String())
 	}
 	if d.Bug != BugNone {
 		b.WriteString(",bug=" + d.Bug.String())
@@ -348,6 +508,22 @@ func (d *Design) set(k, v string) error {
 		i, err := bugAxis.parse(v)
 		d.Bug = Bug(i)
 		return err
+	case "quorum":
+		i, err := quorumAxis.parse(v)
+		d.Quorum = Quorum(i)
+		return err
+	case "check":
+		i, err := checkAxis.parse(v)
+		d.Check = CheckMode(i)
+		return err
+	case "wait":
+		i, err := waitAxis.parse(v)
+		d.Wait = WaitMode(i)
+		return err
+	case "tx":
+		i, err := txAxis.parse(v)
+		d.Tx = TxMode(i)
+		return err
 	}
 	for _, p := range intParams {
 		if p.name != k {
@@ -366,19 +542,81 @@ func (d *Design) set(k, v string) error {
 // Validate checks every number against its range.
 func (d Design) Validate() error {
 	if int(d.Lock) >= int(numLockKinds) || int(d.Acquire) >= int(numAcquireModes) || int(d.Release) >= int(numReleaseModes) ||
-		int(d.Fence) >= int(numFenceModes) || int(d.Storage) >= int(numStorageModes) || int(d.Clock) >= int(numClockModes) || int(d.Bug) >= int(numBugs) {
+		int(d.Fence) >= int(numFenceModes) || int(d.Storage) >= int(numStorageModes) || int(d.Clock) >= int(numClockModes) || int(d.Bug) >= int(numBugs) ||
+		int(d.Quorum) >= int(numQuorums) || int(d.Check) >= int(numCheckModes) || int(d.Wait) >= int(numWaitModes) || int(d.Tx) >= int(numTxModes) {
 		return designErr("design has an axis value out of range")
 	}
+	def := DefaultDesign()
 	for _, p := range intParams {
-		if v := *p.field(&d); v < p.min || v > p.max {
+		v := *p.field(&d)
+		if v < p.min || v > p.max {
 			return designErr("design parameter %s=%d: want a whole number from %d to %d", p.name, v, p.min, p.max)
 		}
+		if v != *p.field(&def) {
+			if err := d.applies(p.name); err != nil {
+				return err
+			}
+		}
+	}
+	words := map[string]bool{"acquire": d.Acquire != AcquireScript, "quorum": d.Quorum != QuorumMajority, "wait": d.Wait != WaitPoll, "tx": d.Tx != TxInside}
+	for _, k := range []string{"acquire", "quorum", "wait", "tx"} {
+		if words[k] {
+			if err := d.applies(k); err != nil {
+				return err
+			}
+		}
+	}
+	if rs, ok := kindReleases[d.Lock]; ok && !containsRelease(rs, d.Release) {
+		return designErr("release %s is not available for lock %s (allowed: %s)", d.Release, d.Lock, joinWords(rs))
+	}
+	if fs, ok := kindFences[d.Lock]; ok && !containsFence(fs, d.Fence) {
+		return designErr("fence %s is not available for lock %s (allowed: %s)", d.Fence, d.Lock, joinWords(fs))
 	}
 	return nil
 }
 
+// applies reports an error if parameter name does not apply to d's lock.
+func (d Design) applies(name string) error {
+	kinds, ok := kindParams[name]
+	if !ok {
+		return nil
+	}
+	for _, k := range kinds {
+		if k == d.Lock {
+			return nil
+		}
+	}
+	return designErr("design parameter %s does not apply to lock %s (it applies to: %s)", name, d.Lock, joinWords(kinds))
+}
+
+func containsRelease(rs []ReleaseMode, r ReleaseMode) bool {
+	for _, x := range rs {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+func containsFence(fs []FenceMode, f FenceMode) bool {
+	for _, x := range fs {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+func joinWords[T fmt.Stringer](xs []T) string {
+	var out []string
+	for _, x := range xs {
+		out = append(out, x.String())
+	}
+	return strings.Join(out, ", ")
+}
+
 func paramNames() string {
-	names := []string{"acquire", "clock", "bug"}
+	names := []string{"acquire", "clock", "quorum", "check", "wait", "tx", "bug"}
 	for _, p := range intParams {
 		names = append(names, p.name)
 	}
@@ -398,9 +636,9 @@ func clip(s string) string {
 func DescribeAxes() string {
 	var b strings.Builder
 	b.WriteString("A design name is lock/release/fence/storage[,key=value…], e.g. redis/cad/rw/max-token,ttl=10,work=2\n\n")
-	for _, a := range []axis{lockAxis, releaseAxis, fenceAxis, storageAxis, acquireAxis, clockAxis, bugAxis} {
+	for _, a := range []axis{lockAxis, releaseAxis, fenceAxis, storageAxis, acquireAxis, clockAxis, quorumAxis, checkAxis, waitAxis, txAxis, bugAxis} {
 		kind := "path part"
-		if a.name == "acquire" || a.name == "clock" || a.name == "bug" {
+		if a.name != "lock" && a.name != "release" && a.name != "fence" && a.name != "storage" {
 			kind = "parameter " + a.name + "=…, default " + a.values[0]
 		}
 		fmt.Fprintf(&b, "%s (%s):\n", a.name, kind)

@@ -11,9 +11,9 @@ import (
 )
 
 func TestStateHasNoPadding(t *testing.T) {
-	fields := MaxClients*int(unsafe.Sizeof(Client{})) + MaxNodes*int(unsafe.Sizeof(Node{})) + int(unsafe.Sizeof(Storage{})) + 4
+	fields := MaxClients*int(unsafe.Sizeof(Client{})) + MaxNodes*int(unsafe.Sizeof(Node{})) + int(unsafe.Sizeof(Storage{})) + 8
 	require.Equal(t, fields, stateSize)
-	require.Equal(t, 8, int(unsafe.Sizeof(Client{})))
+	require.Equal(t, 12, int(unsafe.Sizeof(Client{})))
 	require.Equal(t, 6, int(unsafe.Sizeof(Node{})))
 	require.Equal(t, 6, int(unsafe.Sizeof(Storage{})))
 }
@@ -45,18 +45,22 @@ func TestDesignNamesRoundTrip(t *testing.T) {
 
 func TestBadDesignNames(t *testing.T) {
 	cases := map[string]string{
-		"":                               "empty design name",
-		"redis/cad":                      "want 4 parts",
-		"etcdx/cad/rw/plain":             `unknown lock "etcdx" (allowed: redis`,
-		"redis/nope/rw/plain":            `unknown release "nope" (allowed: del, get-del, cad)`,
-		"redis/cad/both/plain":           `unknown fence "both" (allowed: none, write, rw)`,
-		"redis/cad/rw/mongo":             `unknown storage "mongo"`,
-		"redis/cad/rw/plain,clients=9":   "clients=\"9\": want a whole number from 1 to 8",
-		"redis/cad/rw/plain,ttl=x":       "ttl=\"x\"",
-		"redis/cad/rw/plain,color=red":   `unknown design parameter "color"`,
-		"redis/cad/rw/plain,ttl":         "want key=value",
-		"redis/cad/rw/plain,ttl=1,ttl=2": "given twice",
-		"redis/cad/rw/plain,acquire=lua": `unknown acquire "lua"`,
+		"":                                       "empty design name",
+		"redis/cad":                              "want 4 parts",
+		"etcdx/cad/rw/plain":                     `unknown lock "etcdx" (allowed: redis`,
+		"redis/nope/rw/plain":                    `unknown release "nope" (allowed: del, get-del, cad)`,
+		"redis/cad/both/plain":                   `unknown fence "both" (allowed: none, write, rw)`,
+		"redis/cad/rw/mongo":                     `unknown storage "mongo"`,
+		"redis/cad/rw/plain,clients=9":           "clients=\"9\": want a whole number from 1 to 8",
+		"redis/cad/rw/plain,ttl=x":               "ttl=\"x\"",
+		"redis/cad/rw/plain,color=red":           `unknown design parameter "color"`,
+		"redis/cad/rw/plain,ttl":                 "want key=value",
+		"redis/cad/rw/plain,ttl=1,ttl=2":         "given twice",
+		"redis/cad/rw/plain,acquire=lua":         `unknown acquire "lua"`,
+		"redis/cad/rw/plain,nodes=3":             "nodes does not apply to lock redis (it applies to: redlock)",
+		"db/cad/rw/plain":                        "fence rw is not available for lock db (allowed: none)",
+		"zookeeper/del/none/plain":               "release del is not available for lock zookeeper (allowed: cad)",
+		"etcd/cad/none/plain,acquire=incr-after": "acquire does not apply to lock etcd",
 	}
 	for name, want := range cases {
 		_, err := ParseDesign(name)
@@ -149,6 +153,15 @@ var walkDesigns = []string{
 	"redis/get-del/write/max-write,acquire=incr-after,pauses=2",
 	"redis/cad/rw/cond-update,acquire=set-expire,crashes=1",
 	"redis/cad/none/cas,clock=free,clients=4",
+	"redis/cad/rw/max-token,renew=3,check=validity,delays=1,crashes=1,node-crashes=1,jumps=1",
+	"redis/cad/none/plain,wait=notify,crashes=1",
+	"replica/get-del/rw/max-token,crashes=1",
+	"redlock/cad/none/plain,node-crashes=1,jumps=1,restart=3",
+	"redlock/get-del/none/cas,quorum=all,clients=2,node-crashes=1,persist=1",
+	"etcd/cad/rw/max-token,renew=2,crashes=1",
+	"zookeeper/cad/write/cond-update,crashes=1,session=4",
+	"db/cad/none/plain,crashes=1",
+	"db/cad/none/plain,tx=outside,delays=1",
 }
 
 func TestStepIsPureAndDeterministic(t *testing.T) {

@@ -48,7 +48,7 @@ var Properties = []Property{
 			return s.Finished(d) && s.Store.Counter != s.Store.Accepted
 		}},
 	{"progress", Always,
-		"no live client waits forever: a key whose holder finished or crashed frees itself",
+		"no live client waits forever: a lock whose holder finished or crashed frees itself, and a sleeper is woken",
 		func(d *Design, s *State, ev *Event) bool { return stuck(d, s) }},
 	{"expired-while-held", Sometimes,
 		"a key expires while its holder still believes it holds the lock",
@@ -73,21 +73,30 @@ var Properties = []Property{
 		}},
 }
 
-// stuck: some live client waits on a key that can never go away: it has no
-// expiry and its holder will never release it (done or crashed).
+// stuck: some live client can never get the lock: a key with no expiry
+// whose holder will never release it (done or crashed), or (wait=notify)
+// no key at all while every live client sleeps until a release that nobody
+// will make. Sessions (ZooKeeper) and idle timeouts (db) always free a lock.
 func stuck(d *Design, s *State) bool {
-	for n := range s.Nodes {
-		k := &s.Nodes[n]
-		if k.Owner == 0 || k.Exp != 0 || s.Clients[k.Owner-1].Live() {
-			continue
-		}
-		for i := 0; i < d.Clients; i++ {
-			if s.Clients[i].Live() {
-				return true
+	anyLive, allWaiting := false, true
+	for i := 0; i < d.Clients; i++ {
+		if c := &s.Clients[i]; c.Live() {
+			anyLive = true
+			if c.Flags&FlagWaiting == 0 {
+				allWaiting = false
 			}
 		}
 	}
-	return false
+	if !anyLive || d.Lock == LockZooKeeper || d.Lock == LockDB {
+		return false
+	}
+	for k := 0; k < lockNodes(d); k++ {
+		n := &s.Nodes[k]
+		if n.Owner != 0 && n.Exp == 0 && !s.Clients[n.Owner-1].Live() {
+			return true
+		}
+	}
+	return d.Wait == WaitNotify && s.Nodes[0].Owner == 0 && allWaiting
 }
 
 // PropertyByName finds a property.

@@ -123,7 +123,7 @@ func Replay(d *Design, trace []Action) (*Run, error) {
 		next, ev := Step(d, s, a)
 		seq := i + 1
 		r.Steps = append(r.Steps, StepRecord{Seq: seq, Action: a, Event: ev, Before: s, After: next})
-		recordJob(open, &r.History, a, &ev, seq)
+		recordJob(open, &r.History, &r.Steps[len(r.Steps)-1])
 		tl.observe(&next, &ev)
 		s = next
 		check(&s, &ev, seq)
@@ -150,8 +150,9 @@ func Replay(d *Design, trace []Action) (*Run, error) {
 
 // recordJob follows each client's job through the events. open[i] is the
 // index in hist of client i's unfinished job, or -1.
-func recordJob(open []int, hist *[]Job, a Action, ev *Event, seq int) {
-	if a.Kind == ActTick {
+func recordJob(open []int, hist *[]Job, st *StepRecord) {
+	a, ev, seq := st.Action, &st.Event, st.Seq
+	if !a.Kind.byClient() {
 		return
 	}
 	i := int(a.Client)
@@ -159,30 +160,50 @@ func recordJob(open []int, hist *[]Job, a Action, ev *Event, seq int) {
 	if open[i] >= 0 {
 		j = &(*hist)[open[i]]
 	}
+	end := func(o Outcome) {
+		if j != nil {
+			j.ReturnSeq, j.ReturnTick, j.Outcome = seq, int(ev.Now), o
+			open[i] = -1
+		}
+	}
 	switch a.Kind {
 	case ActRead:
 		*hist = append(*hist, Job{Client: i, CallSeq: seq, CallTick: int(ev.Now), Read: int(ev.Value), ReadOK: ev.Result == ResAccepted})
 		open[i] = len(*hist) - 1
+		j = &(*hist)[open[i]]
 		if ev.Result == ResRejected {
-			j = &(*hist)[open[i]]
-			j.ReturnSeq, j.ReturnTick, j.Outcome = seq, int(ev.Now), OutcomeFailed
-			open[i] = -1
+			end(OutcomeFailed)
 		}
-	case ActWrite:
-		if j != nil {
-			j.ReturnSeq, j.ReturnTick = seq, int(ev.Now)
-			j.Wrote, j.Token = int(ev.Value), int(ev.Token)
-			j.Outcome = OutcomeOK
-			if ev.Result != ResAccepted {
-				j.Outcome = OutcomeFailed
+	case ActWrite, ActArrive:
+		if j == nil {
+			return
+		}
+		j.Wrote, j.Token = int(ev.Value), int(ev.Token)
+		switch {
+		case ev.Result == ResOK: // db: buffered until COMMIT
+		case ev.Result != ResAccepted:
+			end(OutcomeFailed)
+		case st.Before.Clients[i].Flags&FlagLost != 0:
+			end(OutcomeUnknown) // its client crashed: nobody saw the reply
+		default:
+			end(OutcomeOK)
+		}
+	case ActRelease:
+		if ev.Flags&EvCommit != 0 {
+			if ev.Result == ResAccepted {
+				end(OutcomeOK)
+			} else {
+				end(OutcomeFailed)
 			}
-			open[i] = -1
+		}
+	case ActCheck:
+		if ev.Flags&EvGiveUp != 0 {
+			end(OutcomeFailed)
 		}
 	case ActCrash:
-		if j != nil {
-			j.ReturnSeq, j.ReturnTick, j.Outcome = seq, int(ev.Now), OutcomeFailed
+		if j != nil && st.Before.Clients[i].Phase != PhaseArrive {
 			j.Wrote = j.Read + 1
-			open[i] = -1
+			end(OutcomeFailed)
 		}
 	}
 }
@@ -206,7 +227,7 @@ func (t *timelineBuilder) observe(s *State, ev *Event) {
 	if ev != nil && ev.Action.Kind != ActTick && ev.Flags&EvJobDone != 0 {
 		row.Believes |= 1 << ev.Action.Client
 	}
-	owner := s.KeyOwner(0)
+	owner := LockHolder(t.d, s)
 	if len(row.Holders) == 0 || row.Holders[len(row.Holders)-1] != owner {
 		row.Holders = append(row.Holders, owner)
 	}

@@ -11,11 +11,12 @@ type Phase uint8
 
 const (
 	PhaseIncr    Phase = iota // next: INCR lock:fence (acquire=incr-before, incr-after)
-	PhaseAcquire              // next: SET NX (polls while refused)
+	PhaseAcquire              // next: SET NX (polls while refused); redlock: ask node Asked
 	PhaseExpire               // next: EXPIRE (acquire=set-expire)
 	PhaseRead                 // next: read the counter
 	PhaseWrite                // next: write read+1
-	PhaseRelease              // next: release (DEL, check-and-delete, or the GET of get-del)
+	PhaseArrive               // its write is held in the network: next, it arrives at the storage
+	PhaseRelease              // next: release (DEL, check-and-delete, or the GET of get-del; db: COMMIT)
 	PhaseDel                  // next: the DEL of get-del
 	PhaseDone                 // job finished
 	PhaseCrashed              // crashed for good
@@ -24,33 +25,42 @@ const (
 
 // Client flags.
 const (
-	FlagBelieves uint8 = 1 << iota // believes it holds the lock (acquire reply .. release)
-	FlagStarted                    // has taken a step (pauses and crashes fall between steps)
-	FlagPaused                     // frozen until Ready
-	FlagSlow                       // its job is slow: work takes SlowWorkTicks
-	FlagSawMine                    // get-del: the GET said the key was ours
+	FlagBelieves uint16 = 1 << iota // believes it holds the lock (acquire reply .. release)
+	FlagStarted                     // has taken a step (pauses and crashes fall between steps)
+	FlagPaused                      // frozen until Ready
+	FlagSlow                        // its job is slow: work takes SlowWorkTicks
+	FlagSawMine                     // get-del: the GET said the key was ours
+	FlagWaiting                     // wait=notify, db: asleep until a release wakes it
+	FlagZNode                       // zookeeper: its ephemeral sequential node exists
+	FlagBuffered                    // db tx=inside: its write waits for COMMIT
+	FlagChecked                     // check=validity: checked for the next access
+	FlagLost                        // crashed with its write in flight (outcome unknown)
 )
 
-// Client is one client process and its job. All fields are bytes (or a
-// uint16) so that State has no padding and hashes as raw memory.
+// Client is one client process and its job. All fields are bytes or
+// uint16s, laid out so that State has no padding and hashes as raw memory.
 type Client struct {
-	Token   uint16 // fencing token it holds; 0 = none
+	Token   uint16 // fencing token it holds; 0 = none (zookeeper: its node's sequence)
+	Flags   uint16 // FlagBelieves, FlagStarted, …
 	Phase   Phase  // what its next step is
-	Ready   uint8  // takes no step before this tick; 0 once reached
+	Ready   uint8  // its main thread takes no step before this tick; 0 once reached
 	Read    uint8  // the counter value it read
 	Version uint8  // the version it read (storage=cas)
-	Flags   uint8  // FlagBelieves, FlagStarted, …
-	Votes   uint8  // reserved for multi-node locks (Redlock): nodes that granted
+	Votes   uint8  // redlock: nodes that granted this attempt (get-del: nodes seen ours)
+	Asked   uint8  // redlock: nodes asked so far in this attempt
+	Since   uint8  // tick its current lock was requested (validity = Since+TTL−drift−now)
+	Timer   uint8  // next watchdog renewal (renew=k); zookeeper: session expiry; 0 none
 }
 
-// Node is one lock-service node (a Redis instance). A single Redis uses
-// node 0; replicas and Redlock will use the others.
+// Node is one lock-service node: a Redis instance (redis: node 0; replica:
+// 0 primary, 1 replica; redlock: 0 … N−1), the etcd cluster, the ZooKeeper
+// ensemble or the database's lock table (node 0).
 type Node struct {
-	Fence uint16 // INCR lock:fence counter
+	Fence uint16 // INCR lock:fence (etcd: revision; zookeeper: sequence counter)
 	Owner uint8  // who holds lock:order-42: 0 nobody, i+1 client i
-	Exp   uint8  // tick at which the key is gone; 0 = no expiry
-	Flags uint8  // reserved: node down, persistence, …
-	Skew  uint8  // reserved: clock offset of the node (clock jumps)
+	Exp   uint8  // tick at which the key is gone; 0 = no expiry (db: idle deadline)
+	Back  uint8  // a crashed node is down until this tick; 0 = up
+	Spare uint8  // reserved (keeps State free of padding)
 }
 
 // Storage is the database that holds the counter.
@@ -72,6 +82,10 @@ type State struct {
 	PausesUsed  uint8
 	SlowUsed    uint8
 	CrashesUsed uint8
+	Failed      uint8 // replica: failovers used
+	NodeCrashed uint8 // node crashes used
+	Jumped      uint8 // clock jumps used
+	Delayed     uint8 // network delays used
 }
 
 // stateSize is the size of State in bytes; State has no padding (a test
@@ -90,6 +104,9 @@ func Init(d *Design) State {
 	}
 	for i := 0; i < d.Clients; i++ {
 		s.Clients[i].Phase = first
+	}
+	if d.Lock == LockReplica {
+		s.Nodes[1] = s.Nodes[0]
 	}
 	return s
 }
@@ -132,6 +149,20 @@ func (c *Client) Believes() bool { return c.Flags&FlagBelieves != 0 }
 
 // KeyOwner is the client holding the lock key on node n, or -1.
 func (s *State) KeyOwner(n int) int { return int(s.Nodes[n].Owner) - 1 }
+
+// LockHolder is the client that really holds the lock, or -1: the owner of
+// the key on node 0 (the primary), or (redlock) of a majority of nodes.
+func LockHolder(d *Design, s *State) int {
+	if d.Lock != LockRedlock {
+		return s.KeyOwner(0)
+	}
+	for i := 0; i < d.Clients; i++ {
+		if HoldsLock(d, s, i) {
+			return i
+		}
+	}
+	return -1
+}
 
 // Finished reports whether every client is done or crashed.
 func (s *State) Finished(d *Design) bool {
@@ -213,5 +244,14 @@ func clientLess(a, b *Client) bool {
 	if a.Flags != b.Flags {
 		return a.Flags < b.Flags
 	}
-	return a.Votes < b.Votes
+	if a.Votes != b.Votes {
+		return a.Votes < b.Votes
+	}
+	if a.Asked != b.Asked {
+		return a.Asked < b.Asked
+	}
+	if a.Since != b.Since {
+		return a.Since < b.Since
+	}
+	return a.Timer < b.Timer
 }
