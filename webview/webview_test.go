@@ -1,0 +1,110 @@
+package webview
+
+import (
+	"fmt"
+	"math/bits"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"lockcheck/model"
+)
+
+// demoRun replays one of the seed's demos.
+func demoRun(t testing.TB, n int) *model.Run {
+	t.Helper()
+	dm, err := model.LoadDemo(fmt.Sprint(n))
+	require.NoError(t, err)
+	r, err := model.Replay(&dm.Scenario.Design, dm.Scenario.Trace)
+	require.NoError(t, err)
+	return r
+}
+
+func demoPage(t testing.TB, n int) (*model.Run, string) {
+	r := demoRun(t, n)
+	return r, string(Page(r, Info{Title: fmt.Sprintf("demo %d", n), Design: r.Design.Name(), TextFile: "x.txt"}))
+}
+
+func TestPageIsSelfContainedAndDeterministic(t *testing.T) {
+	r, page := demoPage(t, 2)
+	require.Equal(t, page, string(Page(r, Info{Title: "demo 2", Design: r.Design.Name(), TextFile: "x.txt"})))
+	for _, banned := range []string{"http:", "https:", "src=", "<link", "<script", "@import", "url(", "//fonts"} {
+		require.NotContains(t, page, banned, "the page must need no network and no script")
+	}
+	require.True(t, strings.HasPrefix(page, "<!DOCTYPE html>"))
+	require.True(t, strings.HasSuffix(page, "</html>\n"))
+}
+
+var (
+	rowRe  = regexp.MustCompile(`(?s)<tr class="(row-[a-z]+)[^"]*"[^>]*>(.*?)</tr>`)
+	cellRe = regexp.MustCompile(`<t[dh] class="(cell|tick)[^"]*" data-tick="(\d+)"`)
+	markRe = regexp.MustCompile(`<span class="x c(\d)" data-client="([A-H])"`)
+	stepRe = regexp.MustCompile(`data-step="(\d+)"`)
+)
+
+// TestPageRowsMatchTheRun: one row per client, the key row and the unsafe
+// row, each with one cell per tick of the timeline; a ✗ for each unsafe
+// client and tick and nowhere else; every client step on hover once.
+func TestPageRowsMatchTheRun(t *testing.T) {
+	for n := 1; n <= 6; n++ {
+		r, page := demoPage(t, n)
+		rows := rowRe.FindAllStringSubmatch(page, -1)
+		var kinds []string
+		for _, row := range rows {
+			kinds = append(kinds, row[1])
+			cells := cellRe.FindAllStringSubmatch(row[2], -1)
+			require.Len(t, cells, len(r.Timeline), "demo %d row %s", n, row[1])
+			for k, c := range cells {
+				require.Equal(t, fmt.Sprint(r.Timeline[k].Tick), c[2])
+			}
+		}
+		want := []string{"row-tick"}
+		for i := 0; i < r.Design.Clients; i++ {
+			want = append(want, "row-client")
+		}
+		want = append(want, "row-key", "row-unsafe")
+		require.Equal(t, want, kinds, "demo %d", n)
+
+		unsafeRow := rows[len(rows)-1][2]
+		marks := markRe.FindAllStringSubmatch(unsafeRow, -1)
+		wantMarks := 0
+		for _, tr := range r.Timeline {
+			wantMarks += bits.OnesCount8(tr.Unsafe)
+		}
+		require.Len(t, marks, wantMarks, "demo %d", n)
+		require.Equal(t, wantMarks, strings.Count(page, `<span class="x c`), "✗ marks only in the unsafe row")
+
+		seen := map[string]int{}
+		for _, m := range stepRe.FindAllStringSubmatch(page, -1) {
+			seen[m[1]]++
+		}
+		for _, st := range r.Steps {
+			want := 1
+			if st.Action.Kind == model.ActTick {
+				want = 0
+			}
+			require.Equal(t, want, seen[fmt.Sprint(st.Seq)], "demo %d step %d (%s)", n, st.Seq, st.Action)
+			if want == 1 {
+				require.Contains(t, page, escape(model.Describe(&r.Design, &st)), "demo %d step %d told on hover", n, st.Seq)
+			}
+		}
+	}
+}
+
+// TestPageShowsDemo2 checks the seed's story on the page: A paused from
+// t=1, the key passing A → B → C, and one ✗ for A at t=15.
+func TestPageShowsDemo2(t *testing.T) {
+	_, page := demoPage(t, 2)
+	require.Contains(t, page, `<td class="cell" data-tick="15"><span class="x c0" data-client="A"`)
+	require.Contains(t, page, `<td class="cell believes paused" data-tick="2"`)
+	require.Regexp(t, `data-tick="11" title="t=11: nobody, then B holds lock:order-42"><div class="bar"><span class="seg none">·</span><span class="seg c1">B</span>`, page)
+	// demo 1 has no fault: no ✗ at all
+	_, page1 := demoPage(t, 1)
+	require.NotContains(t, page1, `class="x c`)
+}
+
+func escape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s)
+}
