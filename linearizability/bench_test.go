@@ -72,7 +72,7 @@ func loseUpdate(jobs []model.Job) []model.Job {
 }
 
 type synthCase struct {
-	name                    string
+	name                   string
 	overlap, crashes, open bool
 }
 

@@ -227,4 +227,3 @@ func FuzzCheckJobs(f *testing.F) {
 		checkAgainstOracle(t, jobs, final)
 	})
 }
-
