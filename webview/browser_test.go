@@ -1,0 +1,267 @@
+package webview
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"html"
+	"image"
+	"image/png"
+	"math/bits"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"lockcheck/model"
+)
+
+var screenshot = flag.String("screenshot", "", "also write the browser test's screenshot of the Demo 2 page to this PNG file (for the README)")
+
+// chromiumPath is Debian's chromium (apt-get install -y chromium).
+const chromiumPath = "/usr/bin/chromium"
+
+// chromium returns the browser, or skips the test when it is not installed
+// (fails under CI=true: CI installs it, so a missing browser is a broken
+// CI script, not a reason to skip).
+func chromium(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s not found, but CI must check the page in a browser: install it with apt-get install -y chromium", chromiumPath)
+		}
+		t.Skipf("%s not found: the timeline page is not checked in a real browser (install it with: apt-get install -y chromium)", chromiumPath)
+	}
+	return chromiumPath
+}
+
+// runChromium runs headless Chromium on a file with extra arguments and
+// returns its standard output.
+func runChromium(t *testing.T, page string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	all := append([]string{
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--hide-scrollbars", "--user-data-dir=" + t.TempDir(),
+	}, args...)
+	all = append(all, "file://"+page)
+	cmd := exec.CommandContext(ctx, chromium(t), all...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %s: %v\n%s", strings.Join(args, " "), err, tail(errb.String()))
+	}
+	return out.Bytes()
+}
+
+func tail(s string) string {
+	if len(s) > 2000 {
+		return "…" + s[len(s)-2000:]
+	}
+	return s
+}
+
+// factsScript measures the rendered timeline and writes what it found into
+// the DOM, for --dump-dom to bring out.
+const factsScript = `<script>
+(function () {
+  function box(el) { var b = el.getBoundingClientRect(); return {l: b.left, r: b.right, t: b.top, b: b.bottom, w: b.width, h: b.height}; }
+  var facts = {table: box(document.getElementById('timeline')), rows: [], marks: [], believes: []};
+  document.querySelectorAll('#timeline tr').forEach(function (tr) {
+    var cells = [];
+    tr.querySelectorAll('[data-tick]').forEach(function (c) { var b = box(c); b.tick = +c.dataset.tick; cells.push(b); });
+    var b = box(tr); b.kind = tr.className.split(' ')[0]; b.cells = cells;
+    facts.rows.push(b);
+  });
+  document.querySelectorAll('#timeline .x').forEach(function (x) {
+    var b = box(x); var cs = getComputedStyle(x);
+    b.text = x.textContent; b.color = cs.color; b.visibility = cs.visibility; b.display = cs.display;
+    b.tick = +x.closest('td').dataset.tick;
+    facts.marks.push(b);
+  });
+  document.querySelectorAll('#timeline tr.row-client td').forEach(function (td) {
+    facts.believes.push({client: td.parentElement.dataset.client, tick: +td.dataset.tick,
+      on: td.classList.contains('believes'), bg: getComputedStyle(td).backgroundColor});
+  });
+  var pre = document.createElement('pre');
+  pre.id = 'layout-facts';
+  pre.textContent = JSON.stringify(facts);
+  document.body.appendChild(pre);
+})();
+</script>
+`
+
+type rect struct {
+	L, R, T, B, W, H float64
+}
+
+type layoutFacts struct {
+	Table rect
+	Rows  []struct {
+		rect
+		Kind  string
+		Cells []struct {
+			rect
+			Tick int
+		}
+	}
+	Marks []struct {
+		rect
+		Text, Color, Visibility, Display string
+		Tick                             int
+	}
+	Believes []struct {
+		Client string
+		Tick   int
+		On     bool
+		Bg     string
+	}
+}
+
+// demo2Page is the seed's Demo 2 as a page, written to a temporary folder.
+func demo2Page(t *testing.T) (*model.Run, []byte) {
+	dm, err := model.LoadDemo("2")
+	require.NoError(t, err)
+	r, err := model.Replay(&dm.Scenario.Design, dm.Scenario.Trace)
+	require.NoError(t, err)
+	at, ok := r.Violated("no-lost-update")
+	require.True(t, ok)
+	p, _ := model.PropertyByName("no-lost-update")
+	return r, Page(r, Info{
+		Title: strings.TrimSuffix(dm.Title, ".") + ": " + dm.Scenario.Design.Name() + " breaks no-lost-update", Design: dm.Scenario.Design.Name(),
+		Preset: "demo2", Property: p.Name, PropertyDoc: p.Doc, ViolatedAt: at,
+		FoundBy: "the seed's scripted story (model/scenarios/demo2.txt)",
+	})
+}
+
+// TestBrowserRendersTheTimeline loads the Demo 2 page in headless Chromium
+// and checks, from the layout the browser computed, that every row and
+// every cell is drawn, that the ✗ marks are visible, red, in the unsafe row
+// and in the column of their tick, and that believing is shaded.
+func TestBrowserRendersTheTimeline(t *testing.T) {
+	chromium(t)
+	r, page := demo2Page(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "demo2.html")
+	withScript := strings.Replace(string(page), "</body>", factsScript+"</body>", 1)
+	require.NoError(t, os.WriteFile(file, []byte(withScript), 0o644))
+	dom := string(runChromium(t, file, "--window-size=1280,900", "--dump-dom"))
+	_, rest, ok := strings.Cut(dom, `<pre id="layout-facts">`)
+	require.True(t, ok, "the page's layout script did not run:\n%s", tail(dom))
+	raw, _, _ := strings.Cut(rest, "</pre>")
+	var facts layoutFacts
+	require.NoError(t, json.Unmarshal([]byte(html.UnescapeString(raw)), &facts))
+
+	require.Greater(t, facts.Table.W, 300.0)
+	require.Greater(t, facts.Table.H, 100.0)
+	var kinds []string
+	prevBottom := 0.0
+	for _, row := range facts.Rows {
+		kinds = append(kinds, row.Kind)
+		require.Greater(t, row.H, 10.0, "row %s has no height", row.Kind)
+		require.GreaterOrEqual(t, row.T, prevBottom-0.5, "row %s overlaps the row above", row.Kind)
+		prevBottom = row.B
+		require.Len(t, row.Cells, len(r.Timeline), "row %s", row.Kind)
+		for k, c := range row.Cells {
+			require.Equal(t, r.Timeline[k].Tick, c.Tick)
+			require.Greater(t, c.W, 10.0, "row %s tick %d has no width", row.Kind, c.Tick)
+			if k > 0 {
+				require.Greater(t, c.L, row.Cells[k-1].L, "row %s: ticks out of order", row.Kind)
+			}
+		}
+	}
+	require.Equal(t, []string{"row-tick", "row-client", "row-client", "row-client", "row-key", "row-unsafe"}, kinds)
+	ticks := facts.Rows[0].Cells
+	unsafe := facts.Rows[len(facts.Rows)-1]
+
+	wantMarks := 0
+	for _, tr := range r.Timeline {
+		wantMarks += bits.OnesCount8(tr.Unsafe)
+	}
+	require.Equal(t, 1, wantMarks, "Demo 2 has one ✗ (A's write at t=15)")
+	require.Len(t, facts.Marks, wantMarks)
+	for _, m := range facts.Marks {
+		require.Equal(t, "✗A", m.Text)
+		require.Equal(t, "rgb(220, 38, 38)", m.Color, "the ✗ is red")
+		require.Equal(t, "visible", m.Visibility)
+		require.Greater(t, m.W, 5.0)
+		require.Greater(t, m.H, 5.0)
+		cx, cy := (m.L+m.R)/2, (m.T+m.B)/2
+		require.True(t, cy > unsafe.T && cy < unsafe.B, "the ✗ is in the unsafe row")
+		col := ticks[m.Tick-ticks[0].Tick]
+		require.True(t, cx > col.L && cx < col.R, "the ✗ of t=%d is in its column (%.0f not in %.0f..%.0f)", m.Tick, cx, col.L, col.R)
+	}
+	require.Equal(t, 15, facts.Marks[0].Tick)
+
+	plain := ""
+	for _, b := range facts.Believes {
+		if !b.On {
+			plain = b.Bg
+		}
+	}
+	on := 0
+	for _, b := range facts.Believes {
+		if b.On {
+			on++
+			require.NotEqual(t, plain, b.Bg, "%s believes at t=%d but the cell is not shaded", b.Client, b.Tick)
+		}
+	}
+	require.Positive(t, on)
+}
+
+// TestBrowserScreenshot takes a screenshot of the Demo 2 page and checks it
+// is not blank: mostly white, with the clients' colours and the red of the
+// ✗. With -screenshot=FILE it keeps the PNG (for the README).
+func TestBrowserScreenshot(t *testing.T) {
+	chromium(t)
+	_, page := demo2Page(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "demo2.html")
+	require.NoError(t, os.WriteFile(file, page, 0o644))
+	shot := filepath.Join(dir, "shot.png")
+	runChromium(t, file, "--window-size=1100,560", "--screenshot="+shot)
+	data, err := os.ReadFile(shot)
+	require.NoError(t, err)
+	img, err := png.Decode(bytes.NewReader(data))
+	require.NoError(t, err)
+	bounds := img.Bounds()
+	require.Equal(t, image.Rect(0, 0, 1100, 560), bounds)
+	count := func(r0, g0, b0 int) int {
+		n := 0
+		for y := bounds.Min.Y; y < bounds.Max.Y; y++ {
+			for x := bounds.Min.X; x < bounds.Max.X; x++ {
+				r, g, b, _ := img.At(x, y).RGBA()
+				if abs(int(r>>8)-r0) < 24 && abs(int(g>>8)-g0) < 24 && abs(int(b>>8)-b0) < 24 {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	total := bounds.Dx() * bounds.Dy()
+	white := count(255, 255, 255)
+	require.Less(t, white, total*97/100, "the screenshot is blank")
+	require.Greater(t, white, total/3, "the page background is white")
+	for name, c := range map[string][3]int{"A's blue": {0x25, 0x63, 0xeb}, "B's amber": {0xd9, 0x77, 0x06}, "C's green": {0x05, 0x96, 0x69}, "the ✗'s red": {220, 38, 38}} {
+		require.Greater(t, count(c[0], c[1], c[2]), 20, "no %s in the screenshot", name)
+	}
+	if *screenshot != "" {
+		require.NoError(t, os.WriteFile(*screenshot, data, 0o644))
+		t.Logf("wrote %s (%d bytes)", *screenshot, len(data))
+	}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
