@@ -49,6 +49,23 @@ func presetDesign(name string) (Design, bool) {
 	return Design{}, false
 }
 
+// ScenarioNames lists every scenario file: the six demos, then the stories
+// of the other lock services and faults, in file-name order.
+func ScenarioNames() []string {
+	entries, err := scenarioFiles.ReadDir("scenarios")
+	if err != nil {
+		panic(err)
+	}
+	names := PresetNames()
+	for _, e := range entries {
+		n := strings.TrimSuffix(e.Name(), ".txt")
+		if !strings.HasPrefix(n, "demo") {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
 // Demo is a preset with its title and scenario.
 type Demo struct {
 	Name     string
@@ -63,19 +80,20 @@ func LoadDemo(arg string) (*Demo, error) {
 	if n, err := strconv.Atoi(arg); err == nil {
 		name = "demo" + strconv.Itoa(n)
 	}
-	for _, p := range presets {
-		if p.name != name {
+	for _, n := range ScenarioNames() {
+		if n != name {
 			continue
 		}
-		text, err := scenarioFiles.ReadFile("scenarios/" + p.name + ".txt")
+		text, err := scenarioFiles.ReadFile("scenarios/" + n + ".txt")
 		if err != nil {
-			return nil, fmt.Errorf("demo %s: no scenario file: %v", p.name, err)
+			return nil, fmt.Errorf("demo %s: no scenario file: %v", n, err)
 		}
 		sc, err := ParseScenario(string(text))
 		if err != nil {
-			return nil, fmt.Errorf("scenarios/%s.txt: %v", p.name, err)
+			return nil, fmt.Errorf("scenarios/%s.txt: %v", n, err)
 		}
-		return &Demo{Name: p.name, Title: p.title, Scenario: sc}, nil
+		title, _, _ := strings.Cut(sc.Doc, "\n")
+		return &Demo{Name: n, Title: title, Scenario: sc}, nil
 	}
-	return nil, fmt.Errorf("unknown demo %q (allowed: 1 to %d, %s, or all)", clip(arg), len(presets), strings.Join(PresetNames(), ", "))
+	return nil, fmt.Errorf("unknown demo %q (allowed: 1 to %d, or a story: %s; or all)", clip(arg), len(presets), strings.Join(ScenarioNames()[len(presets):], ", "))
 }

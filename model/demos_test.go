@@ -247,3 +247,24 @@ func TestUnknownDemo(t *testing.T) {
 		require.Contains(t, err.Error(), "allowed: 1 to 6")
 	}
 }
+
+// Every scenario file replays through the model and shows what its
+// expect lines claim.
+func TestScenarioFilesKeepTheirPromises(t *testing.T) {
+	names := ScenarioNames()
+	require.GreaterOrEqual(t, len(names), 16)
+	for _, n := range names {
+		t.Run(n, func(t *testing.T) {
+			dm, err := LoadDemo(n)
+			require.NoError(t, err)
+			require.NotEmpty(t, dm.Scenario.Expect, "a scenario says what it shows")
+			require.NotEmpty(t, dm.Title)
+			r, err := Replay(&dm.Scenario.Design, dm.Scenario.Trace)
+			require.NoError(t, err)
+			require.Empty(t, dm.Scenario.CheckExpect(r))
+			again, err := ParseScenario(dm.Scenario.Format())
+			require.NoError(t, err)
+			require.Equal(t, dm.Scenario.Trace, again.Trace)
+		})
+	}
+}

@@ -171,8 +171,17 @@ func describeClientStep(d *Design, st *StepRecord) string {
 		}
 		return fmt.Sprintf("checks its lock: %d ticks of validity left", ev.Value)
 	case ActRenew:
+		if d.Lock == LockEtcd {
+			if ev.Result == ResOK {
+				return fmt.Sprintf("keep-alive: lease renewed (valid until t=%d)", int(ev.Now)+d.TTLTicks)
+			}
+			return "keep-alive: fails, the lease is gone; the worker goes on"
+		}
 		if ev.Result == ResOK {
 			return fmt.Sprintf("watchdog: PEXPIRE %s %d → 1 (valid until t=%d)", LockKey, d.TTLTicks*1000, int(ev.Now)+d.TTLTicks)
+		}
+		if ev.Other == 0 {
+			return "watchdog: renewal fails, there is no key; the worker goes on"
 		}
 		return fmt.Sprintf("watchdog: renewal fails, the key is %s; the worker goes on", owner(ev.Other))
 	case ActAcquire:
@@ -292,6 +301,11 @@ func describeRelease(d *Design, st *StepRecord) string {
 	c := &st.Before.Clients[a.Client]
 	var s string
 	switch {
+	case d.Lock == LockDB && d.Tx == TxOutside:
+		if ev.Result == ResOK {
+			return "COMMIT on the lock session → row unlocked"
+		}
+		return "COMMIT on the lock session → error: that session was killed"
 	case d.Lock == LockDB:
 		switch {
 		case ev.Flags&EvCommit != 0 && ev.Result == ResAccepted:
@@ -497,7 +511,12 @@ func letters(d *Design, mask uint8, none string) string {
 func RenderSummary(r *Run) string {
 	var b strings.Builder
 	ok, failed := r.Outcomes()
-	fmt.Fprintf(&b, "counter %d after %d jobs: %d writes accepted, %d failed\n", r.Final.Store.Counter, r.Design.Clients, ok, failed)
+	unknown := len(r.History) - ok - failed
+	fmt.Fprintf(&b, "counter %d after %d jobs: %d writes accepted by the storage; jobs %d ok, %d failed", r.Final.Store.Counter, r.Design.Clients, r.Final.Store.Accepted, ok, failed)
+	if unknown > 0 {
+		fmt.Fprintf(&b, ", %d unknown or unfinished", unknown)
+	}
+	b.WriteString("\n")
 	if r.Final.Finished(&r.Design) && int(r.Final.Store.Counter) != int(r.Final.Store.Accepted) {
 		fmt.Fprintf(&b, "lost update: counter %d ≠ %d accepted writes\n", r.Final.Store.Counter, r.Final.Store.Accepted)
 	}

@@ -16,14 +16,29 @@ import (
 //	tick 9           # nine ticks in a row
 //	A pause 14
 //
-// Blank lines and text after # are ignored; "tick N" stands for N ticks.
+// Blank lines and text after # are ignored; "tick N" stands for N ticks,
+// and a trailing "xN" repeats an action N times ("B acquire x5").
 type Scenario struct {
 	Doc    string // the # paragraph at the top, without the #s
 	Design Design
 	// DesignName is the name as written (a preset stays "demo2").
 	DesignName string
 	Trace      []Action
+	// Expect holds the scenario's "expect key=value …" claims about its
+	// replay: violated=P,…, holds=P,…, counter=N, accepted=N, failed=N.
+	// CheckExpect tests them against the model.
+	Expect []Expectations
 }
+
+// Expectations is one "expect" line.
+type Expectations struct {
+	Line   int
+	Claims [][2]string // key, value
+}
+
+// expect keys: accepted counts the writes the storage accepted, failed the
+// jobs whose read or write was refused (or that gave up).
+var expectKeys = []string{"violated", "holds", "counter", "accepted", "failed"}
 
 // maxScenarioSteps bounds a scenario so that a hostile file cannot make the
 // parser allocate without limit.
@@ -69,6 +84,15 @@ func ParseScenario(text string) (*Scenario, error) {
 		if !haveDesign {
 			return nil, fmt.Errorf("line %d: %q before the design line (want \"design NAME\" first)", lineNo, clip(trimmed))
 		}
+		if rest, ok := strings.CutPrefix(trimmed, "expect "); ok {
+			e, err := parseExpect(rest)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %v", lineNo, err)
+			}
+			e.Line = lineNo
+			sc.Expect = append(sc.Expect, e)
+			continue
+		}
 		f := strings.Fields(trimmed)
 		if f[0] == "tick" && len(f) == 2 {
 			k, err := strconv.Atoi(f[1])
@@ -79,14 +103,28 @@ func ParseScenario(text string) (*Scenario, error) {
 				sc.Trace = append(sc.Trace, Action{Kind: ActTick})
 			}
 		} else {
+			times := 1
+			if last := f[len(f)-1]; len(f) > 1 && len(last) > 1 && last[0] == 'x' {
+				k, err := strconv.Atoi(last[1:])
+				if err != nil || k < 1 || k > MaxHorizonTicks {
+					return nil, fmt.Errorf("line %d: %q: want a repeat count x1 to x%d", lineNo, clip(last), MaxHorizonTicks)
+				}
+				times = k
+				trimmed = strings.Join(f[:len(f)-1], " ")
+			}
 			a, err := ParseAction(trimmed)
 			if err != nil {
 				return nil, fmt.Errorf("line %d: %v", lineNo, err)
 			}
-			if a.Kind != ActTick && int(a.Client) >= sc.Design.Clients {
+			if a.Kind.byClient() && int(a.Client) >= sc.Design.Clients {
 				return nil, fmt.Errorf("line %d: client %s, but the design has %d clients (A-%s)", lineNo, ClientName(int(a.Client)), sc.Design.Clients, ClientName(sc.Design.Clients-1))
 			}
-			sc.Trace = append(sc.Trace, a)
+			if a.Kind.hasNode() && int(a.Arg) >= lockNodes(&sc.Design) {
+				return nil, fmt.Errorf("line %d: node %d, but lock %s has %d node(s)", lineNo, a.Arg+1, sc.Design.Lock, lockNodes(&sc.Design))
+			}
+			for ; times > 0; times-- {
+				sc.Trace = append(sc.Trace, a)
+			}
 		}
 		if len(sc.Trace) > maxScenarioSteps {
 			return nil, fmt.Errorf("line %d: more than %d steps", lineNo, maxScenarioSteps)
@@ -99,26 +137,89 @@ func ParseScenario(text string) (*Scenario, error) {
 	return sc, nil
 }
 
-// FormatTrace writes a trace one action per line, runs of ticks as "tick N".
+func parseExpect(text string) (Expectations, error) {
+	var e Expectations
+	for _, f := range strings.Fields(text) {
+		k, v, ok := strings.Cut(f, "=")
+		known := false
+		for _, w := range expectKeys {
+			known = known || w == k
+		}
+		if !ok || !known || v == "" {
+			return e, fmt.Errorf("expect %q: want key=value with keys %s", clip(f), strings.Join(expectKeys, ", "))
+		}
+		switch k {
+		case "violated", "holds":
+			for _, p := range strings.Split(v, ",") {
+				if _, ok := PropertyByName(p); !ok {
+					return e, fmt.Errorf("expect %s: unknown property %q (allowed: %s)", k, clip(p), strings.Join(PropertyNames(), ", "))
+				}
+			}
+		default:
+			if n, err := strconv.Atoi(v); err != nil || n < 0 || n > 255 {
+				return e, fmt.Errorf("expect %s=%q: want a whole number from 0 to 255", k, clip(v))
+			}
+		}
+		e.Claims = append(e.Claims, [2]string{k, v})
+	}
+	if len(e.Claims) == 0 {
+		return e, fmt.Errorf("expect with nothing to expect (keys: %s)", strings.Join(expectKeys, ", "))
+	}
+	return e, nil
+}
+
+// CheckExpect compares the scenario's expect lines with a replay of it and
+// returns what does not hold, one line each.
+func (sc *Scenario) CheckExpect(r *Run) []string {
+	var bad []string
+	_, failed := r.Outcomes()
+	for _, e := range sc.Expect {
+		for _, c := range e.Claims {
+			k, v := c[0], c[1]
+			var got string
+			switch k {
+			case "violated", "holds":
+				for _, p := range strings.Split(v, ",") {
+					_, vio := r.Violated(p)
+					if vio != (k == "violated") {
+						bad = append(bad, fmt.Sprintf("line %d: expected %s %s", e.Line, p, map[bool]string{true: "violated", false: "to hold"}[k == "violated"]))
+					}
+				}
+				continue
+			case "counter":
+				got = strconv.Itoa(int(r.Final.Store.Counter))
+			case "accepted":
+				got = strconv.Itoa(int(r.Final.Store.Accepted))
+			case "failed":
+				got = strconv.Itoa(failed)
+			}
+			if got != v {
+				bad = append(bad, fmt.Sprintf("line %d: expected %s=%s, the replay gives %s", e.Line, k, v, got))
+			}
+		}
+	}
+	return bad
+}
+
+// FormatTrace writes a trace one action per line, runs of ticks as
+// "tick N" and runs of another action as "B acquire x5".
 func FormatTrace(trace []Action) string {
 	var b strings.Builder
 	for k := 0; k < len(trace); {
-		if trace[k].Kind == ActTick {
-			n := 0
-			for k < len(trace) && trace[k].Kind == ActTick {
-				n++
-				k++
-			}
-			if n == 1 {
-				b.WriteString("tick\n")
-			} else {
-				fmt.Fprintf(&b, "tick %d\n", n)
-			}
-			continue
+		n := 1
+		for k+n < len(trace) && trace[k+n] == trace[k] && n < MaxHorizonTicks {
+			n++
 		}
-		b.WriteString(trace[k].String())
+		switch {
+		case n == 1:
+			b.WriteString(trace[k].String())
+		case trace[k].Kind == ActTick:
+			fmt.Fprintf(&b, "tick %d", n)
+		default:
+			fmt.Fprintf(&b, "%s x%d", trace[k], n)
+		}
 		b.WriteByte('\n')
-		k++
+		k += n
 	}
 	return b.String()
 }
@@ -141,6 +242,13 @@ func (sc *Scenario) Format() string {
 		name = sc.Design.Name()
 	}
 	b.WriteString("design " + name + "\n")
+	for _, e := range sc.Expect {
+		b.WriteString("expect")
+		for _, c := range e.Claims {
+			b.WriteString(" " + c[0] + "=" + c[1])
+		}
+		b.WriteString("\n")
+	}
 	b.WriteString(FormatTrace(sc.Trace))
 	return b.String()
 }

@@ -3,28 +3,31 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"lockcheck/model"
 )
 
 func init() {
-	register("demo", "tell one of the seed's demos (1-6, or all): steps, timeline, outcome", runDemo)
+	register("demo", "tell a demo (1-6) or a story of another lock service, or all: steps, timeline, outcome", runDemo)
 	register("designs", "list every design axis, value, parameter and preset", runDesigns)
 }
 
 func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("demo", stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, "usage: explore demo N|all   (N from 1 to 6)") }
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: explore demo N|NAME|all   (N from 1 to 6; stories: %s)\n", strings.Join(model.ScenarioNames()[6:], ", "))
+	}
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "explore demo: want one demo: 1 to 6, or all")
+		fmt.Fprintln(stderr, "explore demo: want one demo: 1 to 6, a story name, or all")
 		return exitUsage
 	}
 	names := []string{fs.Arg(0)}
 	if fs.Arg(0) == "all" {
-		names = model.PresetNames()
+		names = model.ScenarioNames()
 	}
 	// load everything first, so that bad input prints nothing half-done
 	var demos []*model.Demo
