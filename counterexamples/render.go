@@ -281,7 +281,7 @@ func presetOf(d model.Design) (name, title string) {
 		if err != nil {
 			return n, n
 		}
-		return n, dm.Title
+		return n, strings.TrimSuffix(dm.Title, ".")
 	}
 	return "", ""
 }

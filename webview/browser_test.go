@@ -264,4 +264,3 @@ func abs(x int) int {
 	}
 	return x
 }
-
