@@ -144,12 +144,12 @@ func jobEnding(r *model.Run, j *model.Job) string {
 // validateJob reports the first thing wrong with job k, or nil.
 func validateJob(k int, j *model.Job) error {
 	who := fmt.Sprintf("job %d", k)
-	if j.Client >= 0 {
+	if j.Client >= 0 && j.Client <= maxClient {
 		who += " (" + clientName(j.Client) + ")"
 	}
 	switch {
-	case j.Client < 0:
-		return fmt.Errorf("%s: client %d: want 0 or more", who, j.Client)
+	case j.Client < 0 || j.Client > maxClient:
+		return fmt.Errorf("%s: client %d: want 0 to %d", who, j.Client, maxClient)
 	case j.Outcome > model.OutcomePending:
 		return fmt.Errorf("%s: outcome %d: want ok, failed, unknown or pending", who, j.Outcome)
 	case j.CallSeq < 1:
@@ -169,6 +169,10 @@ func validateJob(k int, j *model.Job) error {
 	}
 	return nil
 }
+
+// maxClient bounds client numbers: the visualisation draws a row for every
+// number up to the largest.
+const maxClient = 1023
 
 // maxSeq bounds step numbers so that end+1 cannot overflow and the
 // visualisation's timestamps stay exact.

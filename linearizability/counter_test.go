@@ -121,7 +121,8 @@ func TestCheckJobsErrors(t *testing.T) {
 		opts  Options
 		want  string
 	}{
-		{bad(func(j *model.Job) { j.Client = -1 }), 1, Options{}, "job 0: client -1: want 0 or more"},
+		{bad(func(j *model.Job) { j.Client = -1 }), 1, Options{}, "job 0: client -1: want 0 to 1023"},
+		{bad(func(j *model.Job) { j.Client = 1024 }), 1, Options{}, "job 0: client 1024: want 0 to 1023"},
 		{bad(func(j *model.Job) { j.CallSeq = 0 }), 1, Options{}, "job 0 (A): call step 0: want 1 or more"},
 		{bad(func(j *model.Job) { j.ReturnSeq = 0 }), 1, Options{}, "returns at step 0 before its call at step 1"},
 		{bad(func(j *model.Job) { j.Wrote = 5 }), 1, Options{}, "ok, read 0 but wrote 5: an increment writes read+1"},

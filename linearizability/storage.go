@@ -102,9 +102,39 @@ func tokenChecking(mode model.StorageMode) bool {
 	return mode == model.StorageMaxToken || mode == model.StorageMaxWrite || mode == model.StorageCondUpdate
 }
 
+// promise is what the design says the storage does: its mode, and which
+// requests carry the client's token (the fence mode).
+type promise struct {
+	mode  model.StorageMode
+	fence model.FenceMode
+}
+
+func (p promise) String() string {
+	return p.mode.String() + " storage with fence=" + p.fence.String()
+}
+
+// tokenRule checks that the request carries a token exactly when the
+// fence mode sends one; "" if it does.
+func (p promise) tokenRule(c storageCall) string {
+	want := p.fence == model.FenceRW || (p.fence == model.FenceWrite && c.Write)
+	switch {
+	case want && c.Token == 0:
+		return "carries no token, but fence=" + p.fence.String() + " sends one"
+	case !want && c.Token != 0 && p.fence == model.FenceNone:
+		return fmt.Sprintf("carries token %d, but fence=none sends no token", c.Token)
+	case !want && c.Token != 0:
+		return fmt.Sprintf("carries token %d, but fence=%s sends tokens with writes only", c.Token, p.fence)
+	}
+	return ""
+}
+
 // storageFits reports whether the storage may answer ret to call in state
 // st, and the state after; why says what does not fit.
-func storageFits(mode model.StorageMode, st storageState, call storageCall, ret storageReturn) (ok bool, next storageState, why string) {
+func storageFits(p promise, st storageState, call storageCall, ret storageReturn) (ok bool, next storageState, why string) {
+	if why := p.tokenRule(call); why != "" {
+		return false, st, why
+	}
+	mode := p.mode
 	accept, next := storageSpec(mode, st, call)
 	switch {
 	case ret.Accepted && !accept && mode == model.StorageCAS:
@@ -126,12 +156,13 @@ func storageFits(mode model.StorageMode, st storageState, call storageCall, ret 
 	return true, next, ""
 }
 
-// storageModel is the storage of one mode as a porcupine model.
-func storageModel(mode model.StorageMode) porcupine.Model {
+// storageModel is the storage a design promises, as a porcupine model.
+func storageModel(p promise) porcupine.Model {
+	mode := p.mode
 	return porcupine.Model{
 		Init: func() any { return storageState{} },
 		Step: func(state, input, output any) (bool, any) {
-			ok, next, _ := storageFits(mode, state.(storageState), input.(storageCall), output.(storageReturn))
+			ok, next, _ := storageFits(p, state.(storageState), input.(storageCall), output.(storageReturn))
 			return ok, next
 		},
 		Hash: func(s any) uint64 {
@@ -246,8 +277,8 @@ func CheckStorage(r *model.Run, opts Options) (StorageResult, error) {
 	if opts.Timeout < 0 {
 		return StorageResult{}, fmt.Errorf("linearizability: timeout %v: want 0 (no limit) or more", opts.Timeout)
 	}
-	mode := r.Design.Storage
-	m := storageModel(mode)
+	p := promise{r.Design.Storage, r.Design.Fence}
+	m := storageModel(p)
 	ops := storageHistory(r)
 	var res porcupine.CheckResult
 	var info porcupine.LinearizationInfo
@@ -258,14 +289,13 @@ func CheckStorage(r *model.Run, opts Options) (StorageResult, error) {
 	}
 	out := StorageResult{Result: Result{Verdict: verdictOf(res)}}
 	out.Disagreements = disagreements(ops)
-	promise := mode.String() + " storage"
 	switch out.Verdict {
 	case Ok:
-		out.Summary = "storage: keeps its promise as " + promise + " (" + storageCounts(ops) + "); " + agreeText(out.Disagreements)
+		out.Summary = "storage: keeps its promise as " + p.String() + " (" + storageCounts(ops) + "); " + agreeText(out.Disagreements)
 	case Unknown:
 		out.Summary = fmt.Sprintf("storage: unknown (no verdict within %v)", opts.Timeout)
 	case Illegal:
-		out.Summary = "storage: breaks its promise as " + promise + " (" + explainStorage(mode, ops) + ")"
+		out.Summary = "storage: breaks its promise as " + p.String() + " (" + explainStorage(p, ops) + ")"
 	}
 	if opts.HTML {
 		html, err := render(m, info, runAnnotations(r), "lockcheck storage: "+r.Design.Name())
@@ -334,11 +364,11 @@ func agreeText(ds []Disagreement) string {
 
 // explainStorage replays the operations in order (each is one step, so the
 // order is total) and tells the first the spec does not allow.
-func explainStorage(mode model.StorageMode, ops []porcupine.Operation) string {
+func explainStorage(p promise, ops []porcupine.Operation) string {
 	st := storageState{}
 	for _, op := range ops {
 		c, r := op.Input.(storageCall), op.Output.(storageReturn)
-		ok, next, why := storageFits(mode, st, c, r)
+		ok, next, why := storageFits(p, st, c, r)
 		if !ok {
 			return fmt.Sprintf("t=%d %s %s", c.Tick, possessive(c), why)
 		}

@@ -17,12 +17,12 @@ func TestStorageDemos(t *testing.T) {
 		demo string
 		want string
 	}{
-		{"1", "storage: keeps its promise as plain storage (3 reads, 3 writes, 0 rejected); lock and storage agree"},
-		{"2", "storage: keeps its promise as plain storage (3 reads, 3 writes, 0 rejected); lock and storage disagree 1 time: t=15 A's write of 1 accepted while the key is C's"},
-		{"3", "storage: keeps its promise as max-token storage (3 reads, 3 writes, 1 rejected); lock and storage agree"},
-		{"4", "storage: keeps its promise as plain storage (3 reads, 3 writes, 0 rejected); lock and storage disagree 2 times: t=13 A's write of 1 accepted while the key is B's (and 1 more)"},
-		{"5", "storage: keeps its promise as plain storage (3 reads, 3 writes, 0 rejected); lock and storage disagree 1 time: t=13 A's write of 1 accepted while the key is B's"},
-		{"6", "storage: keeps its promise as max-token storage (3 reads, 3 writes, 1 rejected); lock and storage agree"},
+		{"1", "storage: keeps its promise as plain storage with fence=none (3 reads, 3 writes, 0 rejected); lock and storage agree"},
+		{"2", "storage: keeps its promise as plain storage with fence=none (3 reads, 3 writes, 0 rejected); lock and storage disagree 1 time: t=15 A's write of 1 accepted while the key is C's"},
+		{"3", "storage: keeps its promise as max-token storage with fence=write (3 reads, 3 writes, 1 rejected); lock and storage agree"},
+		{"4", "storage: keeps its promise as plain storage with fence=none (3 reads, 3 writes, 0 rejected); lock and storage disagree 2 times: t=13 A's write of 1 accepted while the key is B's (and 1 more)"},
+		{"5", "storage: keeps its promise as plain storage with fence=none (3 reads, 3 writes, 0 rejected); lock and storage disagree 1 time: t=13 A's write of 1 accepted while the key is B's"},
+		{"6", "storage: keeps its promise as max-token storage with fence=rw (3 reads, 3 writes, 1 rejected); lock and storage agree"},
 	}
 	for _, tc := range cases {
 		res, err := CheckStorage(loadRun(t, tc.demo), Options{})
@@ -37,7 +37,7 @@ func TestStorageDemos(t *testing.T) {
 
 func TestDescribeStorage(t *testing.T) {
 	run := loadRun(t, "3")
-	m := storageModel(run.Design.Storage)
+	m := storageModel(promise{run.Design.Storage, run.Design.Fence})
 	var got []string
 	for _, op := range storageHistory(run) {
 		got = append(got, m.DescribeOperation(op.Input, op.Output))
@@ -56,7 +56,7 @@ func TestDescribeStorage(t *testing.T) {
 	if s := m.DescribeState(storageState{Counter: 2, MaxTok: 35}); s != "counter 2, highest token 35" {
 		t.Errorf("state %q", s)
 	}
-	if s := storageModel(model.StorageCAS).DescribeState(storageState{Counter: 2, Version: 2}); s != "counter 2, version 2" {
+	if s := storageModel(promise{model.StorageCAS, model.FenceNone}).DescribeState(storageState{Counter: 2, Version: 2}); s != "counter 2, version 2" {
 		t.Errorf("state %q", s)
 	}
 }
@@ -82,17 +82,23 @@ func TestStorageTampered(t *testing.T) {
 		want   string
 	}{
 		{"late write accepted", "3", func(r *model.Run) { step(r, 'A', model.ActWrite).Event.Result = model.ResAccepted },
-			"storage: breaks its promise as max-token storage (t=15 A's write of 1 (token 33) accepted, but the storage had seen token 34)"},
+			"storage: breaks its promise as max-token storage with fence=write (t=15 A's write of 1 (token 33) accepted, but the storage had seen token 34)"},
 		{"current write refused", "3", func(r *model.Run) { step(r, 'B', model.ActWrite).Event.Result = model.ResRejected },
-			"storage: breaks its promise as max-token storage (t=13 B's write of 1 (token 34) rejected, but max-token storage accepts it)"},
+			"storage: breaks its promise as max-token storage with fence=write (t=13 B's write of 1 (token 34) rejected, but max-token storage accepts it)"},
 		{"stale read", "1", func(r *model.Run) { step(r, 'C', model.ActRead).Event.Value = 1 },
-			"storage: breaks its promise as plain storage (t=5 C's read returned 1, but the counter was 2)"},
+			"storage: breaks its promise as plain storage with fence=none (t=5 C's read returned 1, but the counter was 2)"},
 		{"wrong reason", "6", func(r *model.Run) { step(r, 'A', model.ActWrite).Event.MaxTok = 35 },
-			"storage: breaks its promise as max-token storage (t=12 A's write of 1 (token 33) refused citing token 35, but the highest seen was 34)"},
+			"storage: breaks its promise as max-token storage with fence=rw (t=12 A's write of 1 (token 33) refused citing token 35, but the highest seen was 34)"},
 		{"checked as plain", "3", func(r *model.Run) { r.Design.Storage = model.StoragePlain },
-			"storage: breaks its promise as plain storage (t=15 A's write of 1 (token 33) rejected, but plain storage accepts it)"},
+			"storage: breaks its promise as plain storage with fence=write (t=15 A's write of 1 (token 33) rejected, but plain storage accepts it)"},
+		{"checked as fence=none", "3", func(r *model.Run) { r.Design.Fence = model.FenceNone },
+			"storage: breaks its promise as max-token storage with fence=none (t=13 B's write of 1 (token 34) carries token 34, but fence=none sends no token)"},
+		{"checked as fence=rw", "3", func(r *model.Run) { r.Design.Fence = model.FenceRW },
+			"storage: breaks its promise as max-token storage with fence=rw (t=1 A's read carries no token, but fence=rw sends one)"},
+		{"checked as fence=write", "6", func(r *model.Run) { r.Design.Fence = model.FenceWrite },
+			"storage: breaks its promise as max-token storage with fence=write (t=1 A's read (token 33) carries token 33, but fence=write sends tokens with writes only)"},
 		{"checked as max-write", "6", func(r *model.Run) { r.Design.Storage = model.StorageMaxWrite },
-			"storage: breaks its promise as max-write storage (t=12 A's write of 1 (token 33) rejected, but max-write storage accepts it)"},
+			"storage: breaks its promise as max-write storage with fence=rw (t=12 A's write of 1 (token 33) rejected, but max-write storage accepts it)"},
 	}
 	for _, tc := range cases {
 		run := loadRun(t, tc.demo)
