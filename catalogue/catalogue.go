@@ -1,0 +1,91 @@
+// Package catalogue is the list of designs that lockcheck judges: every lock
+// service of the seed, and every value of every axis, each with the fault
+// budget that tells it apart. The verdict matrix (explore matrix) sweeps it;
+// each entry's verdicts come from exploring the model, never from here.
+package catalogue
+
+import "lockcheck/model"
+
+// Entry is one design of the catalogue and why it is there.
+type Entry struct {
+	Name string // a design name or preset, as a user would type it
+	Why  string // what it shows, in a line
+}
+
+// Entries are grouped by lock service; within a group, from the seed's
+// story outwards.
+var Entries = []Entry{
+	// one Redis node: the seed's demos
+	{"demo1", "no faults: the lock works"},
+	{"demo2", "GC pause, no fencing: lost update"},
+	{"demo3", "fencing token on writes only: a stale read still loses an update"},
+	{"demo4", "slow job + plain DEL: a release removes another's lock"},
+	{"demo5", "slow job, check-and-delete: the late write still lands"},
+	{"demo6", "token on reads and writes: lock-unsafe, data-safe"},
+	// one Redis node: release, fencing and storage variants
+	{"redis/del/none/plain", "plain DEL with a pause"},
+	{"redis/get-del/none/plain", "GET then DEL: the key changes hands in between"},
+	{"redis/get-del/rw/max-token", "GET then DEL, fully fenced"},
+	{"redis/cad/rw/max-write", "storage records only writes' tokens"},
+	{"redis/cad/write/cond-update", "UPDATE … WHERE last_token < t on writes"},
+	{"redis/cad/rw/cond-update", "conditional update does not fence reads"},
+	{"redis/cad/none/cas", "compare-and-set on a version column, no token"},
+	{"redis/cad/rw/max-token,acquire=incr-before", "token taken before the lock"},
+	{"redis/cad/rw/max-token,acquire=incr-after", "token taken after the lock"},
+	{"redis/cad/rw/max-token,acquire=set-expire,pauses=0,crashes=1", "crash between SET NX and EXPIRE"},
+	{"redis/cad/none/plain,pauses=0,crashes=1", "a crashed holder's lock frees itself"},
+	{"redis/cad/none/plain,pauses=0,crashes=1,wait=notify", "waiting for a release notice that never comes"},
+	{"redis/cad/none/plain,renew=3", "watchdog renewal, with a pause"},
+	{"redis/cad/none/plain,renew=3,pauses=0,slow=1", "watchdog renewal saves a slow job"},
+	{"redis/cad/none/plain,check=validity", "checking validity before acting, with a pause"},
+	{"redis/cad/none/plain,pauses=0,delays=1,max-delay=12,clients=2", "a write held in the network"},
+	{"redis/cad/rw/max-token,pauses=0,node-crashes=1", "the Redis node restarts empty: tokens repeat"},
+	{"redis/cad/rw/max-token,pauses=0,node-crashes=1,persist=1", "the Redis node restarts from disk"},
+	{"redis/cad/none/plain,pauses=0,jumps=1,jump=9", "the Redis node's clock jumps 9 ticks"},
+	{"redis/cad/none/plain,clock=free,horizon=20,pauses=0", "time may pass at any moment (no urgency)"},
+	// primary + replica
+	{"replica/cad/rw/max-token,pauses=0", "failover before replication: same token twice"},
+	{"replica/cad/rw/cond-update,pauses=0", "strictly greater tokens survive a repeated token"},
+	// Redlock
+	{"redlock/cad/none/plain,pauses=0", "five nodes, no faults"},
+	{"redlock/cad/none/plain", "a pause after the vote"},
+	{"redlock/cad/none/plain,check=validity", "a pause after the validity check"},
+	{"redlock/cad/none/plain,pauses=0,node-crashes=1", "a node restarts without its keys"},
+	{"redlock/cad/none/plain,pauses=0,node-crashes=1,restart=10", "the node restarts after the TTL"},
+	{"redlock/cad/none/plain,pauses=0,node-crashes=1,persist=1", "the node keeps its keys on disk"},
+	{"redlock/cad/none/plain,pauses=0,jumps=1,jump=9", "one node's clock jumps"},
+	{"redlock/cad/none/plain,pauses=0,jumps=2,jump=9", "two nodes' clocks jump: the majority is lost"},
+	{"redlock/cad/none/cas", "Redlock with a compare-and-set storage"},
+	// etcd
+	{"etcd/cad/none/plain,renew=3", "lease with keep-alive, a pause"},
+	{"etcd/cad/rw/max-token,renew=3", "the revision as fencing token"},
+	// ZooKeeper
+	{"zookeeper/cad/none/plain", "session expiry during a pause"},
+	{"zookeeper/cad/rw/max-token", "the sequence number as fencing token"},
+	// database row lock
+	{"db/cad/none/plain", "work inside the lock's transaction"},
+	{"db/cad/none/plain,tx=outside", "work outside the lock's transaction"},
+}
+
+// Names lists the entries' names.
+func Names() []string {
+	out := make([]string, len(Entries))
+	for i, e := range Entries {
+		out[i] = e.Name
+	}
+	return out
+}
+
+// Designs parses every entry. The catalogue's own tests make sure this
+// never fails.
+func Designs() []model.Design {
+	out := make([]model.Design, len(Entries))
+	for i, e := range Entries {
+		d, err := model.ParseDesign(e.Name)
+		if err != nil {
+			panic("catalogue: " + e.Name + ": " + err.Error())
+		}
+		out[i] = d
+	}
+	return out
+}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"lockcheck/catalogue"
+	"lockcheck/counterexamples"
+	"lockcheck/explore"
+	"lockcheck/linearizability"
+	"lockcheck/model"
+)
+
+func init() {
+	register("matrix", "sweep the design catalogue: one row per design, one verdict per property", runMatrix)
+}
+
+// matrixColumns are the matrix's property columns, grouped as the seed's
+// last table: lock safety, data safety, liveness.
+var matrixColumns = []struct{ name, group string }{
+	{"exclusive", "lock"},
+	{"own-release", "lock"},
+	{"no-lost-update", "data"},
+	{"linearizable", "data"},
+	{"progress", "liveness"},
+}
+
+type matrixCell struct {
+	Property string `json:"property"`
+	Status   string `json:"status"`                   // holds, violated, incomplete
+	Length   int    `json:"trace_length,omitempty"`   // shortest counterexample
+	File     string `json:"counterexample,omitempty"` // its checked-in file, if any
+}
+
+type matrixRow struct {
+	Design   string       `json:"design"`
+	Name     string       `json:"name"` // canonical
+	Why      string       `json:"why"`
+	Cells    []matrixCell `json:"cells"`
+	Distinct int64        `json:"distinct"`
+	Seconds  float64      `json:"seconds"`
+}
+
+func runMatrix(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("matrix", stderr)
+	asJSON := fs.Bool("json", false, "print one JSON object instead of a Markdown table")
+	workers := fs.Int("workers", 0, "search goroutines per design (0 = GOMAXPROCS)")
+	maxStates := fs.Int("max-states", 20_000_000, "distinct states per design before the verdict is incomplete (1 to 500000000)")
+	filter := fs.String("only", "", "only designs whose name contains this text")
+	dir := fs.String("dir", "counterexamples", "folder of checked-in counterexample files, linked from violated cells")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "explore matrix: unexpected argument %q (flags only)\n", clip(fs.Arg(0)))
+		return exitUsage
+	}
+	if *workers < 0 || *workers > 256 {
+		fmt.Fprintf(stderr, "explore matrix: -workers %d: want 0 (all cores) to 256\n", *workers)
+		return exitUsage
+	}
+	if *maxStates < 1 || *maxStates > 500_000_000 {
+		fmt.Fprintf(stderr, "explore matrix: -max-states %d: want 1 to 500000000\n", *maxStates)
+		return exitUsage
+	}
+	var entries []catalogue.Entry
+	for _, e := range catalogue.Entries {
+		if strings.Contains(e.Name, *filter) {
+			entries = append(entries, e)
+		}
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(stderr, "explore matrix: no catalogue design contains %q (see 'explore designs')\n", clip(*filter))
+		return exitUsage
+	}
+	start := time.Now()
+	var rows []matrixRow
+	code := exitOK
+	for k, e := range entries {
+		d, err := model.ParseDesign(e.Name)
+		if err != nil {
+			fmt.Fprintf(stderr, "explore matrix: catalogue: %v\n", err)
+			return exitUsage
+		}
+		t0 := time.Now()
+		rep, err := explore.Check(explore.Config{Design: d, Bounds: explore.Bounds{Symmetry: true, Workers: *workers, MaxStates: *maxStates}})
+		if err != nil {
+			fmt.Fprintf(stderr, "explore matrix: %s: %v\n", e.Name, err)
+			return exitUsage
+		}
+		row := matrixRow{Design: e.Name, Name: d.Name(), Why: e.Why, Distinct: rep.Stats.Distinct, Seconds: time.Since(t0).Seconds()}
+		for _, col := range matrixColumns {
+			cell, err := matrixVerdict(&d, rep, col.name, *dir)
+			if err != nil {
+				fmt.Fprintf(stderr, "explore matrix: %s: %v\n", e.Name, err)
+				return exitUsage
+			}
+			switch {
+			case cell.Status == string(explore.Incomplete) && code == exitOK:
+				code = exitIncomplete
+			}
+			row.Cells = append(row.Cells, cell)
+		}
+		rows = append(rows, row)
+		fmt.Fprintf(stderr, "[%d/%d] %s: %d states, %.1fs\n", k+1, len(entries), e.Name, rep.Stats.Distinct, row.Seconds)
+	}
+	if *asJSON {
+		out := struct {
+			Rows    []matrixRow `json:"rows"`
+			Seconds float64     `json:"seconds"`
+		}{rows, time.Since(start).Seconds()}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintln(stderr, "explore matrix:", err)
+			return exitUsage
+		}
+		return code
+	}
+	writeMatrixMarkdown(stdout, rows)
+	return code
+}
+
+// matrixVerdict is one cell. "linearizable" is not a state property: its
+// cell is porcupine's verdict on the shortest no-lost-update counterexample
+// (for these counter histories a finished run is linearizable exactly when
+// no update is lost, so the search's verdict on no-lost-update stands for
+// every history; porcupine confirms it on each counterexample).
+func matrixVerdict(d *model.Design, rep *explore.Report, name, dir string) (matrixCell, error) {
+	prop := name
+	if name == "linearizable" {
+		prop = "no-lost-update"
+	}
+	res, ok := rep.Result(prop)
+	if !ok {
+		return matrixCell{}, fmt.Errorf("no result for %s", prop)
+	}
+	cell := matrixCell{Property: name, Status: string(res.Status)}
+	if res.Status != explore.Violated {
+		return cell, nil
+	}
+	cell.Length = len(res.Trace)
+	if f := filepath.Join(dir, counterexamples.FileBase(*d, prop)+".txt"); fileExists(f) {
+		cell.File = filepath.ToSlash(f)
+	}
+	if name != "linearizable" {
+		return cell, nil
+	}
+	run, err := model.Replay(d, res.Trace)
+	if err != nil {
+		return cell, fmt.Errorf("counterexample does not replay: %v", err)
+	}
+	lr, err := linearizability.CheckRun(run, linearizability.Options{Timeout: 10 * time.Second})
+	if err != nil {
+		return cell, err
+	}
+	switch lr.Verdict {
+	case linearizability.Illegal:
+	case linearizability.Ok:
+		// the model lost an update but porcupine found an order: the two
+		// drivers disagree, which is a bug to find, never a verdict to print
+		return cell, fmt.Errorf("porcupine finds the no-lost-update counterexample linearizable: %s", lr.Summary)
+	default:
+		cell.Status = string(explore.Incomplete)
+	}
+	return cell, nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+func writeMatrixMarkdown(w io.Writer, rows []matrixRow) {
+	fmt.Fprintln(w, "| design | what it shows | exclusive | own-release | no-lost-update | linearizable | progress | states |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---:|")
+	for _, r := range rows {
+		fmt.Fprintf(w, "| `%s` | %s |", r.Design, r.Why)
+		for _, c := range r.Cells {
+			fmt.Fprintf(w, " %s |", cellText(c))
+		}
+		fmt.Fprintf(w, " %d |\n", r.Distinct)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "holds: no reachable state within the design's horizon and fault budget breaks it; ✗ N: violated, shortest counterexample N steps;")
+	fmt.Fprintln(w, "lock safety = exclusive, own-release; data safety = no-lost-update, linearizable (porcupine, on the shortest counterexample); liveness = progress.")
+}
+
+func cellText(c matrixCell) string {
+	switch explore.Status(c.Status) {
+	case explore.Violated:
+		if c.File != "" {
+			return fmt.Sprintf("[✗ %d](%s)", c.Length, c.File)
+		}
+		return fmt.Sprintf("✗ %d", c.Length)
+	case explore.Holds:
+		return "holds"
+	}
+	return c.Status
+}
