@@ -14,12 +14,15 @@ import (
 )
 
 // Catalogue is the designs whose counterexamples are checked in beside this
-// file: every value of every Redis axis (acquire, release, fence, storage,
-// clock) is in at least one of them, and each breaks at least one always
-// property. The folder holds, for each design and each always property it
-// breaks, the shortest counterexample that breadth-first search finds.
-// The list is this package's own, apart from the properties' catalogue.
+// file. Every value of every axis (lock, acquire, release, fence, storage,
+// clock, quorum, check, wait, tx) and every fault of the budget is in at
+// least one of them, and each design breaks at least one always property.
+// The folder holds, for each design and each always property it breaks,
+// the shortest counterexample that breadth-first search finds. The list is
+// this package's own, apart from the properties' catalogue; names are
+// presets or canonical design names.
 var Catalogue = []string{
+	// The seed's demos.
 	// GC pause, no fencing: the seed's lost update
 	"demo2",
 	// fencing token on writes only: a stale read still loses an update
@@ -30,6 +33,8 @@ var Catalogue = []string{
 	"demo5",
 	// token on reads and writes: lock-unsafe, data-safe
 	"demo6",
+
+	// One Redis node, axis by axis.
 	// plain DEL, with a pause
 	"redis/del/none/plain",
 	// GET then DEL: the key changes hands between them
@@ -51,6 +56,38 @@ var Catalogue = []string{
 	// clients may be late without any fault (a shorter horizon keeps the
 	// search small: every tick may fall anywhere)
 	"redis/cad/none/plain,clock=free,horizon=20,pauses=0",
+	// checking the validity left does not help: the pause falls after the check
+	"redis/cad/none/plain,check=validity",
+	// pub/sub wait: an expiry publishes nothing, waiters sleep on
+	"redis/cad/none/plain,wait=notify",
+	// a watchdog renews the TTL, but a pause stops it too
+	"redis/cad/none/plain,renew=3",
+	// the node restarts empty: the fence counter starts again, tokens repeat
+	"redis/cad/rw/max-token,pauses=0,node-crashes=1",
+	// the node's clock jumps: the key expires under its holder
+	"redis/cad/none/plain,pauses=0,jumps=1,jump=10",
+	// a write held in the network lands after the lock has moved on
+	"redis/cad/none/plain,pauses=0,delays=1,max-delay=15",
+
+	// The other lock services.
+	// failover before replication: the replica never saw the key or the fence
+	"replica/cad/rw/max-token,pauses=0",
+	// Redlock: a pause outlives the lock on every node
+	"redlock/cad/none/plain,nodes=3",
+	// Redlock: a node restarts empty and a second client wins a majority
+	"redlock/cad/none/plain,pauses=0,nodes=3,node-crashes=1",
+	// Redlock: a node's clock jumps, even with the validity check
+	"redlock/cad/none/plain,check=validity,pauses=0,nodes=3,jumps=1,jump=10",
+	// Redlock winning every node: a pause still outlives the lock
+	"redlock/cad/none/plain,quorum=all,clients=2,nodes=3",
+	// etcd lease: a pause outlives the lease
+	"etcd/cad/none/plain",
+	// ZooKeeper: a pause outlives the session, its node vanishes
+	"zookeeper/cad/none/plain",
+	// database row lock, work inside the transaction: lock-unsafe, data-safe
+	"db/cad/none/plain",
+	// database row lock, work outside it: the session is killed, an update is lost
+	"db/cad/none/plain,tx=outside",
 }
 
 // RegenCommand is the command that regenerates the catalogue's files.

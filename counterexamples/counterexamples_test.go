@@ -16,6 +16,7 @@ import (
 
 	"lockcheck/explore"
 	"lockcheck/model"
+	"lockcheck/webview"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the checked-in counterexample files (read the diff before committing)")
@@ -124,25 +125,35 @@ func TestReplayEveryFile(t *testing.T) {
 	}
 }
 
-// TestCatalogueCoversEveryAxisValue: every value of every Redis axis is in
-// some catalogue design (each of which breaks something: Generate fails
-// otherwise), and the seed's Demo 2, 4 and 5 are among them.
+// TestCatalogueCoversEveryAxisValue: every value of every axis, and every
+// fault of the budget, is in some catalogue design (each of which breaks
+// something: Generate fails otherwise), and the seed's Demo 2, 4 and 5 are
+// among them.
 func TestCatalogueCoversEveryAxisValue(t *testing.T) {
 	found := generatedNow(t)
 	used := map[string]bool{}
 	for _, name := range Catalogue {
 		d, err := model.ParseDesign(name)
 		require.NoError(t, err)
-		require.Equal(t, model.LockRedis, d.Lock)
 		require.Equal(t, model.BugNone, d.Bug, "%s: the catalogue holds real designs, not planted bugs", name)
-		for _, v := range []fmt.Stringer{d.Acquire, d.Release, d.Fence, d.Storage, d.Clock} {
+		for _, v := range []fmt.Stringer{d.Lock, d.Acquire, d.Release, d.Fence, d.Storage, d.Clock, d.Quorum, d.Check, d.Wait, d.Tx} {
 			used[fmt.Sprintf("%T=%s", v, v)] = true
 		}
+		for fault, n := range map[string]int{"pauses": d.Pauses, "slow": d.SlowJobs, "crashes": d.Crashes, "node-crashes": d.NodeCrashes,
+			"jumps": d.ClockJumps, "delays": d.Delays, "renew": d.RenewTicks} {
+			if n > 0 {
+				used[fault] = true
+			}
+		}
+		if d.Lock == model.LockReplica && d.Failovers > 0 {
+			used["failovers"] = true
+		}
 	}
-	var missing []string
+	missing := []string{}
 	for i := 0; ; i++ {
 		more := false
-		for _, v := range []fmt.Stringer{model.AcquireMode(i), model.ReleaseMode(i), model.FenceMode(i), model.StorageMode(i), model.ClockMode(i)} {
+		for _, v := range []fmt.Stringer{model.LockKind(i), model.AcquireMode(i), model.ReleaseMode(i), model.FenceMode(i), model.StorageMode(i),
+			model.ClockMode(i), model.Quorum(i), model.CheckMode(i), model.WaitMode(i), model.TxMode(i)} {
 			if strings.Contains(v.String(), "(") { // past the axis's last value
 				continue
 			}
@@ -155,7 +166,12 @@ func TestCatalogueCoversEveryAxisValue(t *testing.T) {
 			break
 		}
 	}
-	require.Empty(t, missing, "axis values no catalogue design uses")
+	for _, fault := range []string{"pauses", "slow", "crashes", "node-crashes", "jumps", "delays", "renew", "failovers"} {
+		if !used[fault] {
+			missing = append(missing, fault)
+		}
+	}
+	require.Empty(t, missing, "axis values and faults that no catalogue design uses")
 	for _, demo := range []string{"demo2", "demo4", "demo5"} {
 		n := 0
 		for _, f := range found {
@@ -179,7 +195,7 @@ func TestRenameMakesEquivalentCounterexamplesReadTheSame(t *testing.T) {
 		for _, p := range perms {
 			tr := make([]model.Action, len(r.Trace))
 			for k, a := range r.Trace {
-				if a.Kind != model.ActTick {
+				if webview.ClientStep(a) {
 					a.Client = p[a.Client]
 				}
 				tr[k] = a
@@ -197,6 +213,10 @@ func TestRenameMakesEquivalentCounterexamplesReadTheSame(t *testing.T) {
 	tr := []model.Action{{Kind: model.ActAcquire, Client: 1}, {Kind: model.ActTick}, {Kind: model.ActAcquire, Client: 2}, {Kind: model.ActRead, Client: 1}}
 	got := Rename(tr, 3)
 	require.Equal(t, []model.Action{{Kind: model.ActAcquire, Client: 0}, {Kind: model.ActTick}, {Kind: model.ActAcquire, Client: 1}, {Kind: model.ActRead, Client: 0}}, got)
+	// actions of the lock service name no client and are left alone
+	tr = []model.Action{{Kind: model.ActAcquire, Client: 2}, {Kind: model.ActFailover}, {Kind: model.ActNodeCrash, Arg: 1}, {Kind: model.ActAcquire, Client: 0}}
+	got = Rename(tr, 3)
+	require.Equal(t, []model.Action{{Kind: model.ActAcquire, Client: 0}, {Kind: model.ActFailover}, {Kind: model.ActNodeCrash, Arg: 1}, {Kind: model.ActAcquire, Client: 1}}, got)
 }
 
 // TestStepsSectionIsAScenario: the steps section, cut out, is a scenario

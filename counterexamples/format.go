@@ -36,6 +36,7 @@ import (
 	"strings"
 
 	"lockcheck/model"
+	"lockcheck/webview"
 )
 
 const (
@@ -330,7 +331,7 @@ func (f *File) parseSteps(lines []string, from, designLine int) (int, error) {
 			if err != nil {
 				return 0, errAt(lineNo, "%v", err)
 			}
-			if a.Kind != model.ActTick && int(a.Client) >= f.Design.Clients {
+			if webview.ClientStep(a) && int(a.Client) >= f.Design.Clients {
 				return 0, errAt(lineNo, "client %s, but the design has %d clients (A-%s)", model.ClientName(int(a.Client)), f.Design.Clients, model.ClientName(f.Design.Clients-1))
 			}
 		}

@@ -79,8 +79,25 @@ func BoundsText(d model.Design, b explore.Bounds) string {
 	if d.SlowJobs > 0 {
 		slow += fmt.Sprintf(" (work %d ticks)", d.SlowWorkTicks)
 	}
-	return fmt.Sprintf("%s%s, horizon %d ticks, %d clients, fault budget: %s, %s, %s; symmetry %s",
-		steps, states, d.HorizonTicks, d.Clients, pauses, slow, plural(d.Crashes, "crash", "crashes"), sym)
+	faults := []string{pauses, slow, plural(d.Crashes, "crash", "crashes")}
+	if d.Lock == model.LockReplica {
+		faults = append(faults, plural(d.Failovers, "failover", "failovers"))
+	}
+	if d.NodeCrashes > 0 {
+		restart := "restarting at once"
+		if d.RestartTicks > 0 {
+			restart = fmt.Sprintf("down for %d ticks", d.RestartTicks)
+		}
+		faults = append(faults, plural(d.NodeCrashes, "lock-node crash", "lock-node crashes")+" ("+restart+")")
+	}
+	if d.ClockJumps > 0 {
+		faults = append(faults, plural(d.ClockJumps, "clock jump", "clock jumps")+fmt.Sprintf(" of %d ticks", d.JumpTicks))
+	}
+	if d.Delays > 0 {
+		faults = append(faults, plural(d.Delays, "network delay", "network delays")+fmt.Sprintf(" of up to %d ticks", d.MaxDelayTicks))
+	}
+	return fmt.Sprintf("%s%s, horizon %d ticks, %d clients, fault budget: %s; symmetry %s",
+		steps, states, d.HorizonTicks, d.Clients, strings.Join(faults, ", "), sym)
 }
 
 func plural(n int, one, many string) string {
@@ -115,7 +132,7 @@ func Rename(trace []model.Action, clients int) []model.Action {
 	}
 	next := 0
 	for _, a := range trace {
-		if a.Kind != model.ActTick && int(a.Client) < len(perm) && perm[a.Client] < 0 {
+		if webview.ClientStep(a) && int(a.Client) < len(perm) && perm[a.Client] < 0 {
 			perm[a.Client] = next
 			next++
 		}
@@ -128,7 +145,7 @@ func Rename(trace []model.Action, clients int) []model.Action {
 	}
 	out := make([]model.Action, len(trace))
 	for k, a := range trace {
-		if a.Kind != model.ActTick && int(a.Client) < len(perm) && perm[a.Client] >= 0 {
+		if webview.ClientStep(a) && int(a.Client) < len(perm) && perm[a.Client] >= 0 {
 			a.Client = uint8(perm[a.Client])
 		}
 		out[k] = a

@@ -28,6 +28,15 @@ type Info struct {
 	PorcupineFile string // porcupine's page, linked ("" none)
 }
 
+// ClientStep reports whether a is a step of a client (its Client field
+// names the client), rather than of time or of the lock service (tick,
+// replicate, failover, node-crash, clock-jump). It asks the model's own
+// spelling: a client's action is written "<client> <verb> …".
+func ClientStep(a model.Action) bool {
+	s := a.String()
+	return len(s) >= 2 && s[1] == ' ' && s[0] >= 'A' && s[0] < 'A'+model.MaxClients
+}
+
 // palette are the clients' colours, A first.
 var palette = [model.MaxClients]string{"#2563eb", "#d97706", "#059669", "#7c3aed", "#db2777", "#0d9488", "#ea580c", "#475569"}
 
@@ -118,6 +127,14 @@ func chip(d *model.Design, st *model.StepRecord) (label, class string) {
 		return "release", "release"
 	case model.ActDel:
 		return "DEL", "release"
+	case model.ActCheck:
+		return "check", "check"
+	case model.ActArrive:
+		return fmt.Sprintf("write %d lands", ev.Value), "write"
+	case model.ActRenew:
+		return "renew", "grant"
+	case model.ActDelay:
+		return fmt.Sprintf("delay %d", st.Action.Arg), "fault"
 	case model.ActPause:
 		return fmt.Sprintf("pause %d", st.Action.Arg), "fault"
 	case model.ActSlow:
@@ -199,7 +216,7 @@ func Page(r *model.Run, info Info) []byte {
 			lines := []string{fmt.Sprintf("t=%d", c.row.Tick)}
 			lines = append(lines, state...)
 			for _, st := range c.steps {
-				if st.Action.Kind == model.ActTick || int(st.Action.Client) != i {
+				if !ClientStep(st.Action) || int(st.Action.Client) != i {
 					continue
 				}
 				label, cls := chip(d, st)
@@ -212,6 +229,25 @@ func Page(r *model.Run, info Info) []byte {
 				chips = append(chips, fmt.Sprintf("<span class=\"chip %s\" data-step=\"%d\" title=\"%s\">%s</span>", cls, st.Seq, esc(text), esc(label)))
 			}
 			w("<td class=\"%s\" data-tick=\"%d\" title=\"%s\">%s</td>", strings.Join(classes, " "), c.row.Tick, esc(strings.Join(lines, "\n")), strings.Join(chips, ""))
+		}
+		w("</tr>\n")
+	}
+	if hasServiceSteps(r) {
+		w("<tr class=\"row-service\"><th class=\"label\">lock service</th>")
+		for _, c := range cols {
+			var chips []string
+			for _, st := range c.steps {
+				if ClientStep(st.Action) || st.Action.Kind == model.ActTick {
+					continue
+				}
+				text := fmt.Sprintf("step %d: %s", st.Seq, model.Describe(d, st))
+				cls := "service"
+				if st.Action.Kind.IsFault() {
+					cls = "fault"
+				}
+				chips = append(chips, fmt.Sprintf("<span class=\"chip %s\" data-step=\"%d\" title=\"%s\">%s</span>", cls, st.Seq, esc(text), esc(st.Action.String())))
+			}
+			w("<td class=\"cell\" data-tick=\"%d\">%s</td>", c.row.Tick, strings.Join(chips, ""))
 		}
 		w("</tr>\n")
 	}
@@ -240,7 +276,7 @@ func Page(r *model.Run, info Info) []byte {
 			}
 			var what []string
 			for _, st := range c.steps {
-				if st.Action.Kind != model.ActTick && int(st.Action.Client) == i && st.Event.Flags&model.EvUnsafe != 0 {
+				if ClientStep(st.Action) && int(st.Action.Client) == i && st.Event.Flags&model.EvUnsafe != 0 {
 					what = append(what, fmt.Sprintf("step %d: %s", st.Seq, model.Describe(d, st)))
 				}
 			}
@@ -280,6 +316,17 @@ func Page(r *model.Run, info Info) []byte {
 	return []byte(b.String())
 }
 
+// hasServiceSteps: does the run have steps of the lock service itself
+// (failover, replication, node crash, clock jump)?
+func hasServiceSteps(r *model.Run) bool {
+	for k := range r.Steps {
+		if a := r.Steps[k].Action; a.Kind != model.ActTick && !ClientStep(a) {
+			return true
+		}
+	}
+	return false
+}
+
 func tickTitle(d *model.Design, c tickInfo) string {
 	lines := []string{fmt.Sprintf("t=%d", c.row.Tick)}
 	for _, st := range c.steps {
@@ -313,6 +360,8 @@ tr.row-client td.crashed{background:#e5e7eb}
 .chip.grant{background:var(--c);color:#fff}
 .chip.rejected{border-color:#6b7280;color:#6b7280;text-decoration:line-through}
 .chip.fault{border-color:#111827;background:#111827;color:#fff}
+.chip.service{border-color:#6b7280;color:#374151}
+.chip.check{border-style:dotted}
 .chip.bad{border:2px solid #dc2626;color:#dc2626;background:#fff}
 td.key{padding:0}
 .bar{display:flex;gap:1px;height:100%}

@@ -108,3 +108,23 @@ func TestPageShowsDemo2(t *testing.T) {
 func escape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s)
 }
+
+// TestPageShowsTheLockService: a failover is drawn in its own row, under
+// no client, with its story on hover.
+func TestPageShowsTheLockService(t *testing.T) {
+	d, err := model.ParseDesign("replica/cad/none/plain,pauses=0")
+	require.NoError(t, err)
+	sc, err := model.ParseScenario("design replica/cad/none/plain,pauses=0\nA acquire\nA read\nfailover\nB acquire\nB read\n")
+	require.NoError(t, err)
+	r, err := model.Replay(&d, sc.Trace)
+	require.NoError(t, err)
+	page := string(Page(r, Info{Title: "failover"}))
+	require.Contains(t, page, `<tr class="row-service"><th class="label">lock service</th><td class="cell" data-tick="1"><span class="chip fault" data-step="3" title="step 3: `+escape(model.Describe(&d, &r.Steps[2])))
+	require.Equal(t, 1, strings.Count(page, `data-step="3"`), "the failover is not drawn in a client's row")
+	require.True(t, ClientStep(sc.Trace[0]))
+	require.False(t, ClientStep(sc.Trace[2]))
+	require.False(t, ClientStep(model.Action{Kind: model.ActTick}))
+
+	_, demo := demoPage(t, 2)
+	require.NotContains(t, demo, "row-service", "no lock-service row when the service does nothing on its own")
+}
