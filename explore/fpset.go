@@ -1,0 +1,171 @@
+package explore
+
+import (
+	"math/bits"
+)
+
+// fpSet is the visited set: 64-bit state fingerprints in an ordered
+// open-addressing table, 8 bytes a slot and no other per-entry data.
+//
+// The table is split into segments by the fingerprint's top segBits bits, so
+// that each segment grows on its own (a small copy, not the whole table) and
+// so that workers can insert into disjoint segments without locks.
+//
+// Within a segment, a fingerprint's home slot is a monotone function of it
+// (the high word of fp·n, Lemire's range reduction), and every cluster is kept
+// sorted (ordered linear probing, as in Amble and Knuth's ordered hash
+// tables): a search stops at the first larger entry, so a miss costs about as
+// little as a hit even at a load of 0.9, and the whole segment is sorted, so
+// growing it is one sequential merge pass with no hashing. Slot value 0 means
+// empty; fingerprint 0 is stored as 1.
+type fpSet struct {
+	segs [numSegs]fpSegment
+}
+
+const (
+	segBits = 12
+	numSegs = 1 << segBits
+	// maxLoadNum/maxLoadDen is the load at which a segment grows; it grows
+	// by growNum/growDen, so its load stays between about 0.8 and 0.9.
+	maxLoadNum, maxLoadDen = 9, 10
+	growNum, growDen       = 9, 8
+	minHome                = 16 // home slots of a new segment
+	tailPad                = 8  // slots past the last home slot for clusters that run off the end
+)
+
+// fpSegment is one ordered table. slots has n home slots and a tail; its
+// last slot is always empty, so every probe ends inside the slice.
+type fpSegment struct {
+	slots []uint64
+	n     uint64 // home slots
+	count int    // entries
+}
+
+func newFPSet() *fpSet {
+	s := &fpSet{}
+	for i := range s.segs {
+		// stagger the first sizes so that the segments do not all grow at
+		// the same moment: the average load then stays near the middle of
+		// its range instead of following one saw-tooth.
+		n := uint64(minHome + minHome*i/numSegs)
+		s.segs[i] = fpSegment{slots: make([]uint64, n+tailPad), n: n}
+	}
+	return s
+}
+
+// normFP maps the reserved empty value 0 to 1.
+func normFP(fp uint64) uint64 {
+	if fp == 0 {
+		return 1
+	}
+	return fp
+}
+
+func segOf(fp uint64) int { return int(fp >> (64 - segBits)) }
+
+// home is fp's home slot among n: monotone in fp within one segment (the
+// segment bits are shifted out first).
+func home(fp, n uint64) uint64 {
+	hi, _ := bits.Mul64(fp<<segBits, n)
+	return hi
+}
+
+// contains reports whether fp is in the set.
+func (s *fpSet) contains(fp uint64) bool {
+	fp = normFP(fp)
+	g := &s.segs[segOf(fp)]
+	slots := g.slots
+	i := home(fp, g.n)
+	for {
+		v := slots[i]
+		if v >= fp || v == 0 {
+			return v == fp
+		}
+		i++
+	}
+}
+
+// insert adds fp and reports whether it was new. Concurrent inserts are safe
+// only into different segments (see segOf); nobody may call contains
+// meanwhile.
+func (s *fpSet) insert(fp uint64) bool {
+	fp = normFP(fp)
+	return s.segs[segOf(fp)].insert(fp)
+}
+
+// insert adds fp (not 0) to the segment; false if it was there.
+func (g *fpSegment) insert(fp uint64) bool {
+	slots := g.slots
+	i := home(fp, g.n)
+	for {
+		v := slots[i]
+		if v == fp {
+			return false
+		}
+		if v == 0 || v > fp {
+			break
+		}
+		i++
+	}
+	// shift the rest of the cluster one slot right to keep it sorted
+	j := i
+	for slots[j] != 0 {
+		j++
+	}
+	if j == uint64(len(slots))-1 {
+		// the cluster reached the last slot, which must stay empty
+		slots = append(slots, make([]uint64, len(slots)-int(g.n))...)
+		g.slots = slots
+	}
+	copy(slots[i+1:j+1], slots[i:j])
+	slots[i] = fp
+	g.count++
+	if uint64(g.count)*maxLoadDen > g.n*maxLoadNum {
+		g.grow()
+	}
+	return true
+}
+
+// grow moves the segment into a table with growNum/growDen as many home
+// slots, in one pass: the entries are already in order.
+func (g *fpSegment) grow() {
+	n := g.n * growNum / growDen
+	if n <= g.n {
+		n = g.n + 1
+	}
+	out := make([]uint64, n+tailPad)
+	next := uint64(0) // first free slot
+	for _, v := range g.slots {
+		if v == 0 {
+			continue
+		}
+		i := home(v, n)
+		if i < next {
+			i = next
+		}
+		if i >= uint64(len(out))-1 {
+			out = append(out, make([]uint64, len(out))...)
+		}
+		out[i] = v
+		next = i + 1
+	}
+	g.slots, g.n = out, n
+}
+
+// bytes is the memory the table holds.
+func (s *fpSet) bytes() int64 {
+	var b int64
+	for i := range s.segs {
+		b += int64(cap(s.segs[i].slots)) * 8
+	}
+	return b
+}
+
+// len is the number of fingerprints in the set.
+func (s *fpSet) len() int64 {
+	var c int64
+	for i := range s.segs {
+		c += int64(s.segs[i].count)
+	}
+	return c
+}

@@ -1,0 +1,562 @@
+package explore
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"lockcheck/model"
+)
+
+// Check explores every state reachable within the bounds, breadth-first,
+// checking every property on every state and step.
+func Check(cfg Config) (*Report, error) {
+	d := cfg.Design
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	props := cfg.Properties
+	if props == nil {
+		props = model.Properties
+	}
+	for _, p := range props {
+		if p.Bad == nil {
+			return nil, fmt.Errorf("explore: property %q has no Bad function", p.Name)
+		}
+	}
+	if cfg.Bounds.MaxSteps < 0 || cfg.Bounds.MaxStates < 0 || cfg.Bounds.MaxMemory < 0 || cfg.Bounds.Workers < 0 {
+		return nil, fmt.Errorf("explore: bounds must not be negative")
+	}
+	workers := cfg.Bounds.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if workers > numSegs {
+		workers = numSegs // the merge hands out segments; more workers would idle
+	}
+	e := &engine{
+		d:       d,
+		props:   props,
+		bounds:  cfg.Bounds,
+		workers: workers,
+		set:     newFPSet(),
+		trail:   newTrail(),
+		done:    make([]bool, len(props)),
+	}
+	e.rep = &Report{Design: d, Bounds: cfg.Bounds, Results: make([]Result, len(props))}
+	for i, p := range props {
+		e.rep.Results[i] = Result{Property: p.Name, Expect: p.Expect}
+	}
+	e.start = time.Now()
+	if cfg.Progress != nil {
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.progressLoop(cfg.Progress, stop)
+		}()
+		defer func() {
+			close(stop)
+			wg.Wait()
+		}()
+	}
+	if err := e.run(); err != nil {
+		return nil, err
+	}
+	return e.rep, nil
+}
+
+// unitStates is how many frontier states one work unit expands.
+const unitStates = 256
+
+const stateBytes = int64(unsafe.Sizeof(model.State{}))
+
+// stepBytes is the memory one generated step takes while its level is
+// merged: its fingerprint in its unit, then a copy with its position in the
+// bucket of its segment, and a new-or-not flag.
+const stepBytes = 8 + 8 + 4 + 1
+
+// engine is one search. Each level goes through three phases:
+//
+//  1. expand (parallel over units of the frontier): every enabled action of
+//     every frontier state is stepped, the live properties are checked on
+//     the step, and the successor's fingerprint is kept, in generation order
+//     (frontier order, then action order);
+//  2. merge: the fingerprints are bucketed by set segment, keeping
+//     generation order, and each bucket is inserted into its segment (in
+//     parallel over segments; each segment is small enough to stay in cache
+//     while its bucket goes in). The first step to reach a fingerprint
+//     absent from the set is the one that makes a new state;
+//  3. collect (parallel over units): the new states are numbered in
+//     generation order, rebuilt by stepping their parent again, and written
+//     to the next frontier with their parent and action in the trail.
+type engine struct {
+	d       model.Design
+	props   []model.Property
+	bounds  Bounds
+	workers int
+	set     *fpSet
+	trail   *trail
+	rep     *Report
+	done    []bool // property decided
+
+	frontier []model.State // the level being expanded; frontier[k] has id base+k
+	base     uint32
+	next     []model.State
+	units    []*unit
+
+	// the merge's buffers, reused from level to level
+	steps   int64    // steps generated in the level
+	bfp     []uint64 // fingerprints bucketed by segment
+	bpos    []uint32 // their generation index
+	isNew   []bool   // by generation index
+	hist    [][]int  // per worker: steps per segment, then the write cursors
+	bucketT []int    // start of each segment's bucket, and the end
+
+	start       time.Time
+	transitions atomic.Int64
+	distinct    atomic.Int64
+	depth       atomic.Int64
+	memory      atomic.Int64 // current estimate
+	peak        int64
+	abort       atomic.Bool // the memory bound was reached inside a level
+	tooMany     atomic.Bool // a state has more actions than an index holds
+}
+
+// unit is one range of the frontier and the fingerprints of its steps, in
+// generation order.
+type unit struct {
+	lo, hi int
+	fps    []uint64
+	first  int64 // generation index of fps[0]
+	fresh  int   // new states among its steps (after the merge)
+	id     int   // position of its first new state in the next frontier
+	found  []hit // per property: the first step in this unit that showed it
+	buf    []model.Action
+	ns     model.State // the successor being checked (fields, so that
+	ev     model.Event // passing them to Bad does not allocate)
+}
+
+type hit struct {
+	ok   bool
+	from uint32 // frontier index
+	act  uint16 // action index
+}
+
+func (e *engine) run() error {
+	d := &e.d
+	init := model.Init(d)
+	e.set.insert(e.fingerprint(&init))
+	for i, p := range e.props {
+		if p.Bad(d, &init, nil) {
+			e.record(i, []model.Action{})
+		}
+	}
+	e.frontier = append(e.frontier[:0], init)
+	e.base = 0
+	e.distinct.Store(1)
+	depth := 0
+	complete := false
+	stopped := ""
+	for {
+		if len(e.frontier) == 0 {
+			complete = true
+			break
+		}
+		if e.remaining() == 0 {
+			break
+		}
+		if e.bounds.MaxSteps > 0 && depth >= e.bounds.MaxSteps {
+			stopped = "max-steps"
+			break
+		}
+		if e.overMemory(0) {
+			stopped = "max-memory"
+			break
+		}
+		live := e.live()
+		e.expandLevel(live)
+		if e.tooMany.Load() {
+			return fmt.Errorf("explore: a state has more than %d enabled actions", 1<<16-1)
+		}
+		if e.abort.Load() {
+			// the level did not finish: its partial findings are dropped so
+			// that the outcome does not depend on timing
+			stopped = "max-memory"
+			break
+		}
+		e.transitions.Add(e.steps)
+		e.rep.Stats.Transitions += e.steps
+		if err := e.recordLevel(live); err != nil {
+			return err
+		}
+		if e.overMemory(e.steps) {
+			stopped = "max-memory"
+			break
+		}
+		e.merge()
+		full := e.collect()
+		if len(e.next) > 0 {
+			depth++
+			e.depth.Store(int64(depth))
+		}
+		e.base = uint32(e.trail.n - len(e.next))
+		e.frontier, e.next = e.next, e.frontier[:0]
+		e.noteMemory(0)
+		if full {
+			stopped = "max-states"
+			break
+		}
+	}
+	e.rep.Stats.Distinct = int64(e.trail.n)
+	e.rep.Stats.Depth = depth
+	e.rep.Stats.Complete = complete
+	e.rep.Stats.StoppedBy = stopped
+	e.rep.Stats.Seconds = time.Since(e.start).Seconds()
+	e.rep.Stats.VisitedBytes = e.visitedBytes()
+	e.noteMemory(0)
+	e.rep.Stats.MemoryBytes = e.peak
+	for i := range e.rep.Results {
+		if e.done[i] {
+			continue
+		}
+		switch {
+		case !complete:
+			e.rep.Results[i].Status = Incomplete
+		case e.props[i].Expect == model.Always:
+			e.rep.Results[i].Status = Holds
+		default:
+			e.rep.Results[i].Status = NotSeen
+		}
+	}
+	return nil
+}
+
+func (e *engine) fingerprint(s *model.State) uint64 {
+	if e.bounds.Symmetry {
+		c := model.Canonical(&e.d, *s)
+		return normFP(c.Fingerprint())
+	}
+	return normFP(s.Fingerprint())
+}
+
+func (e *engine) remaining() int {
+	n := 0
+	for _, ok := range e.done {
+		if !ok {
+			n++
+		}
+	}
+	return n
+}
+
+func (e *engine) live() []int {
+	var live []int
+	for i, ok := range e.done {
+		if !ok {
+			live = append(live, i)
+		}
+	}
+	return live
+}
+
+func (e *engine) record(i int, trace []model.Action) {
+	e.done[i] = true
+	e.rep.Results[i].Trace = trace
+	if e.props[i].Expect == model.Always {
+		e.rep.Results[i].Status = Violated
+	} else {
+		e.rep.Results[i].Status = Seen
+	}
+}
+
+// parallel runs f(w) for w in 0..workers-1 and waits.
+func (e *engine) parallel(f func(w int)) {
+	if e.workers == 1 {
+		f(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < e.workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(w)
+		}()
+	}
+	wg.Wait()
+}
+
+// forUnits runs f on every unit, the workers taking units in turn, and
+// stops early once stop reports true.
+func (e *engine) forUnits(f func(u *unit), stop func() bool) {
+	var next atomic.Int64
+	n := len(e.units)
+	e.parallel(func(int) {
+		for !stop() {
+			k := int(next.Add(1) - 1)
+			if k >= n {
+				return
+			}
+			f(e.units[k])
+		}
+	})
+}
+
+// expandLevel is phase 1: every step of the frontier, in units.
+func (e *engine) expandLevel(live []int) {
+	n := (len(e.frontier) + unitStates - 1) / unitStates
+	for len(e.units) < n {
+		e.units = append(e.units, &unit{})
+	}
+	e.units = e.units[:n]
+	for k, u := range e.units {
+		u.lo, u.hi = k*unitStates, min((k+1)*unitStates, len(e.frontier))
+	}
+	var total atomic.Int64
+	e.forUnits(func(u *unit) {
+		e.expand(u, live)
+		if e.overMemory(total.Add(int64(len(u.fps)))) {
+			e.abort.Store(true)
+		}
+	}, func() bool { return e.abort.Load() || e.tooMany.Load() })
+	e.steps = 0
+	for _, u := range e.units {
+		u.first = e.steps
+		e.steps += int64(len(u.fps))
+	}
+}
+
+func (e *engine) expand(u *unit, live []int) {
+	d := &e.d
+	u.fps = u.fps[:0]
+	if cap(u.found) < len(e.props) {
+		u.found = make([]hit, len(e.props))
+	}
+	u.found = u.found[:len(e.props)]
+	clear(u.found)
+	props := e.props
+	sym := e.bounds.Symmetry
+	for i := u.lo; i < u.hi; i++ {
+		s := &e.frontier[i]
+		u.buf = model.Actions(d, s, u.buf)
+		if len(u.buf) > 1<<16-1 {
+			e.tooMany.Store(true)
+			return
+		}
+		for k, a := range u.buf {
+			u.ns, u.ev = model.Step(d, *s, a)
+			for _, pi := range live {
+				if !u.found[pi].ok && props[pi].Bad(d, &u.ns, &u.ev) {
+					u.found[pi] = hit{true, uint32(i), uint16(k)}
+				}
+			}
+			var fp uint64
+			if sym {
+				c := model.Canonical(d, u.ns)
+				fp = c.Fingerprint()
+			} else {
+				fp = u.ns.Fingerprint()
+			}
+			u.fps = append(u.fps, normFP(fp))
+		}
+	}
+}
+
+// recordLevel turns the first step of the level that showed each live
+// property (in frontier order, then action order) into a trace.
+func (e *engine) recordLevel(live []int) error {
+	for _, pi := range live {
+		for _, u := range e.units {
+			h := u.found[pi]
+			if !h.ok {
+				continue
+			}
+			path, s, err := e.trail.path(&e.d, e.base+h.from)
+			if err != nil {
+				return err
+			}
+			acts := model.Actions(&e.d, &s, nil)
+			e.record(pi, append(path, acts[h.act]))
+			break
+		}
+	}
+	return nil
+}
+
+// merge is phase 2: bucket the level's fingerprints by segment (a stable
+// counting sort, in parallel over ranges of units), then insert each bucket
+// into its segment in generation order (in parallel over segments).
+func (e *engine) merge() {
+	w := e.workers
+	steps := int(e.steps)
+	if cap(e.bfp) < steps {
+		e.bfp = make([]uint64, steps)
+		e.bpos = make([]uint32, steps)
+		e.isNew = make([]bool, steps)
+	}
+	e.bfp, e.bpos, e.isNew = e.bfp[:steps], e.bpos[:steps], e.isNew[:steps]
+	for len(e.hist) < w {
+		e.hist = append(e.hist, make([]int, numSegs))
+	}
+	if e.bucketT == nil {
+		e.bucketT = make([]int, numSegs+1)
+	}
+	units := e.units
+	span := func(me int) []*unit { return units[me*len(units)/w : (me+1)*len(units)/w] }
+	e.parallel(func(me int) {
+		h := e.hist[me]
+		clear(h)
+		for _, u := range span(me) {
+			for _, fp := range u.fps {
+				h[segOf(fp)]++
+			}
+		}
+	})
+	// cursors: segment by segment, worker by worker (worker me's units come
+	// before worker me+1's, so each bucket stays in generation order)
+	at := 0
+	for g := 0; g < numSegs; g++ {
+		e.bucketT[g] = at
+		for me := 0; me < w; me++ {
+			c := e.hist[me][g]
+			e.hist[me][g] = at
+			at += c
+		}
+	}
+	e.bucketT[numSegs] = at
+	e.parallel(func(me int) {
+		h := e.hist[me]
+		for _, u := range span(me) {
+			pos := uint32(u.first)
+			for _, fp := range u.fps {
+				g := segOf(fp)
+				k := h[g]
+				e.bfp[k], e.bpos[k] = fp, pos
+				h[g] = k + 1
+				pos++
+			}
+		}
+	})
+	e.parallel(func(me int) {
+		for g := me * numSegs / w; g < (me+1)*numSegs/w; g++ {
+			seg := &e.set.segs[g]
+			lo, hi := e.bucketT[g], e.bucketT[g+1]
+			for k := lo; k < hi; k++ {
+				e.isNew[e.bpos[k]] = seg.insert(e.bfp[k])
+			}
+		}
+	})
+}
+
+// collect is phase 3: number the new states in generation order (up to
+// MaxStates), rebuild them from their parents, and record parent and
+// action. It reports whether MaxStates stopped it.
+func (e *engine) collect() bool {
+	fresh := 0
+	for _, u := range e.units {
+		u.fresh = 0
+		for _, ok := range e.isNew[u.first : u.first+int64(len(u.fps))] {
+			if ok {
+				u.fresh++
+			}
+		}
+		u.id = fresh
+		fresh += u.fresh
+	}
+	full := false
+	if max := e.bounds.MaxStates; max > 0 && e.trail.n+fresh > max {
+		fresh, full = max-e.trail.n, true
+	}
+	nextBase := e.trail.n
+	e.trail.grow(fresh)
+	if cap(e.next) < fresh {
+		e.next = make([]model.State, fresh)
+	}
+	e.next = e.next[:fresh]
+	e.forUnits(func(u *unit) { e.rebuild(u, nextBase, fresh) }, func() bool { return false })
+	e.distinct.Store(int64(e.trail.n))
+	return full
+}
+
+// rebuild steps again the new states of unit u into the next frontier.
+func (e *engine) rebuild(u *unit, nextBase, limit int) {
+	if u.fresh == 0 || u.id >= limit {
+		return
+	}
+	d := &e.d
+	flags := e.isNew[u.first : u.first+int64(len(u.fps))]
+	g := 0
+	at := u.id
+	for i := u.lo; i < u.hi && at < limit; i++ {
+		s := &e.frontier[i]
+		u.buf = model.Actions(d, s, u.buf)
+		for k, a := range u.buf {
+			if flags[g] && at < limit {
+				e.next[at], _ = model.Step(d, *s, a)
+				e.trail.set(uint32(nextBase+at), e.base+uint32(i), uint16(k))
+				at++
+			}
+			g++
+		}
+	}
+}
+
+func (e *engine) visitedBytes() int64 { return e.set.bytes() + e.trail.bytes() }
+
+// levelBytes is the memory of the frontiers and of steps generated steps
+// being merged.
+func (e *engine) levelBytes(steps int64) int64 {
+	m := int64(cap(e.frontier)+cap(e.next)) * stateBytes
+	m += max(int64(cap(e.bfp)), steps) * (stepBytes - 8)
+	for _, u := range e.units {
+		m += int64(cap(u.fps)) * 8
+	}
+	return m
+}
+
+// noteMemory updates the estimate with steps generated steps in flight and
+// returns it.
+func (e *engine) noteMemory(steps int64) int64 {
+	m := e.visitedBytes() + e.levelBytes(steps)
+	e.memory.Store(m)
+	if m > e.peak {
+		e.peak = m
+	}
+	return m
+}
+
+// overMemory reports whether the estimate passes MaxMemory with steps
+// generated steps in the level. Called by the workers while they expand.
+func (e *engine) overMemory(steps int64) bool {
+	if e.bounds.MaxMemory <= 0 {
+		return false
+	}
+	// the visited tables do not change while a level expands; the frontiers
+	// and the units' buffers may grow by the steps in flight
+	m := e.visitedBytes() + int64(cap(e.frontier)+cap(e.next))*stateBytes + steps*stepBytes
+	return m > e.bounds.MaxMemory
+}
+
+func (e *engine) progressLoop(f func(Progress), stop <-chan struct{}) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			f(Progress{
+				States:      e.distinct.Load(),
+				Transitions: e.transitions.Load(),
+				Depth:       int(e.depth.Load()),
+				Seconds:     time.Since(e.start).Seconds(),
+				MemoryBytes: e.memory.Load(),
+			})
+		}
+	}
+}
