@@ -226,7 +226,12 @@ func Regen(dir, displayDir string, check bool) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	outs := Outputs(found)
+	return syncDir(dir, Outputs(found), check)
+}
+
+// syncDir compares outs with dir and, unless check is set, writes those that
+// differ and removes generated files not among them.
+func syncDir(dir string, outs []Output, check bool) ([]string, error) {
 	want := map[string]bool{}
 	var diffs []string
 	for _, o := range outs {

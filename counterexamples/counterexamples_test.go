@@ -421,7 +421,7 @@ func TestRegenCheckFindsEveryDifference(t *testing.T) {
 	for _, o := range outs {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, o.Name), o.Data, 0o644))
 	}
-	diffs, err := Regen(dir, displayDir, true)
+	diffs, err := syncDir(dir, outs, true)
 	require.NoError(t, err)
 	require.Empty(t, diffs)
 
@@ -430,15 +430,15 @@ func TestRegenCheckFindsEveryDifference(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(dir, removed)))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "old--exclusive.txt"), []byte("x"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.go"), []byte("x"), 0o644))
-	diffs, err = Regen(dir, displayDir, true)
+	diffs, err = syncDir(dir, outs, true)
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{edited + ": changed", removed + ": missing", "old--exclusive.txt: not generated"}, diffs)
 	data, _ := os.ReadFile(filepath.Join(dir, edited))
 	require.Equal(t, "edited\n", string(data), "-check writes nothing")
 
-	_, err = Regen(dir, displayDir, false)
+	_, err = syncDir(dir, outs, false)
 	require.NoError(t, err)
-	diffs, err = Regen(dir, displayDir, true)
+	diffs, err = syncDir(dir, outs, true)
 	require.NoError(t, err)
 	require.Empty(t, diffs)
 	_, err = os.Stat(filepath.Join(dir, "notes.go"))

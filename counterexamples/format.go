@@ -349,7 +349,7 @@ func (f *File) parseSteps(lines []string, from, designLine int) (int, error) {
 // sectionName recognises "--- name … ---" and returns name.
 func sectionName(line string) (string, bool) {
 	s := strings.TrimSpace(line)
-	if len(s) < 7 || !strings.HasPrefix(s, "--- ") || !strings.HasSuffix(s, " ---") {
+	if len(s) < 9 || !strings.HasPrefix(s, "--- ") || !strings.HasSuffix(s, " ---") {
 		return "", false
 	}
 	inner := strings.TrimSpace(s[4 : len(s)-4])
