@@ -17,23 +17,27 @@ type jobCall struct {
 	Client int
 	Final  bool // the final read of the counter, after every job
 	Token  int  // token sent with the write (0: none)
-	// CallTick and ReturnTick locate the job in the story (metadata only).
-	CallTick, ReturnTick int
 }
 
 // jobReturn is what the job got back: porcupine's Output.
 type jobReturn struct {
 	Outcome model.Outcome
-	ReadOK  bool // the read was accepted (false: the job failed at its read)
-	Read    int  // value read; for the final read, the counter
-	Ending  string
+	ReadOK  bool   // the read was accepted (false: the job failed at its read)
+	Read    int    // value read; for the final read, the counter
+	Ending  string // how the job ended, in words (descriptions only)
 }
 
 // counterModel is the counter as the jobs see it. A state is the number of
 // increments that took effect (an int). Increments return the value they
 // read; an atomic increment reads exactly the count before it and leaves
 // count+1. Failed increments have no effect; unknown and pending ones may
-// or may not have one (the nondeterministic step returns both states).
+// or may not have one (the nondeterministic step returns both states). A
+// pending job is one the trace cut short; as in the usual definition of
+// linearizability, a call without a reply may be completed or dropped.
+// In today's model a pending job has not sent its write, so it never
+// lands; on the model's runs the two readings agree: a run that fits no
+// order without the landing has lost an update, so its final counter is
+// below its successful increments, and no landing lowers a count.
 var counterModel = (&porcupine.NondeterministicModel{
 	Init: func() []any { return []any{0} },
 	Step: func(state, input, output any) []any {
@@ -214,7 +218,7 @@ func jobHistory(jobs []model.Job, final int, end int, endings func(*model.Job) s
 		lastClient = max(lastClient, j.Client)
 		ops = append(ops, porcupine.Operation{
 			ClientId: j.Client,
-			Input:    jobCall{Client: j.Client, Token: j.Token, CallTick: j.CallTick, ReturnTick: j.ReturnTick},
+			Input:    jobCall{Client: j.Client, Token: j.Token},
 			Call:     int64(j.CallSeq),
 			Output:   jobReturn{Outcome: j.Outcome, ReadOK: j.ReadOK, Read: j.Read, Ending: endings(j)},
 			Return:   ret,

@@ -153,3 +153,39 @@ func TestHTMLStorage(t *testing.T) {
 		}
 	}
 }
+
+// CheckRun is safe to call from several goroutines at once (explore's
+// workers may): the models are read-only. Run with -race.
+func TestConcurrentUse(t *testing.T) {
+	demos := []string{"1", "2", "3", "4", "5", "6"}
+	runs := map[string]*model.Run{}
+	want := map[string]Result{}
+	for _, d := range demos {
+		runs[d] = loadRun(t, d)
+		res, err := CheckRun(runs[d], Options{HTML: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[d] = res
+	}
+	errs := make(chan string, 64)
+	done := make(chan bool)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for _, d := range demos {
+				res, err := CheckRun(runs[d], Options{HTML: true})
+				if err != nil || res.Summary != want[d].Summary || !bytes.Equal(res.HTML, want[d].HTML) {
+					errs <- "demo " + d + ": " + res.Summary
+				}
+			}
+			done <- true
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
