@@ -1,0 +1,601 @@
+package reality
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"lockcheck/model"
+)
+
+// Holder values besides a client index.
+const (
+	HolderNone    = -1 // the key does not exist
+	HolderUnknown = -2 // the key holds a value no client of the run wrote
+	// HolderNotLooked: nobody looked (the step touches neither storage nor
+	// the key's owner).
+	HolderNotLooked = -3
+)
+
+// client is one real client process: its own connections to the lock
+// server and to the storage, and its one job, run as the design says (its
+// next step follows from its own state and the real replies, not from the
+// schedule). The conductor only says when it acts; faults are injected.
+type client struct {
+	i       int
+	d       *model.Design
+	clk     *clock
+	lock    *redis.Client // lock database: lock:order-42, lock:fence
+	store   *redis.Client // storage database: the counter
+	sub     *redis.PubSub // wait=notify: release notices
+	obs     *observer
+	scripts storageScripts
+	px      time.Duration // the TTL the client sends with SET … PX
+	value   string        // its value in the lock key, e.g. "B:91ab"
+
+	phase    model.Phase
+	token    int
+	read     int
+	version  int
+	believes bool
+	slow     bool
+	sawMine  bool      // get-del: the GET said the key was ours
+	since    time.Time // check=validity: when it sent its last SET NX
+	checked  bool      // check=validity: checked for the next access
+	waiting  bool      // wait=notify: refused, asleep until a release notice
+	lost     bool      // crashed with its write held in the network
+	inflight [3]int    // a delayed write: value, token, version
+
+	pausedUntil int // a pause: no step at all before this tick
+	workUntil   int // its work, or its delayed write: no main step before this tick
+}
+
+// order tells a client to take its next step (or to suffer a fault) at
+// tick now.
+type order struct {
+	a   model.Action
+	now int
+}
+
+// reply is what the step did.
+type reply struct {
+	obs   Obs
+	err   error
+	phase model.Phase
+}
+
+func newClient(i int, d *model.Design, clk *clock, addr string, lockDB, storeDB int, obs *observer, sc storageScripts, px time.Duration) *client {
+	first := model.PhaseAcquire
+	if d.Acquire == model.AcquireIncrBefore {
+		first = model.PhaseIncr
+	}
+	c := &client{
+		i: i, d: d, clk: clk,
+		lock:    redis.NewClient(clientOptions(addr, lockDB)),
+		store:   redis.NewClient(clientOptions(addr, storeDB)),
+		obs:     obs,
+		scripts: sc,
+		px:      px,
+		value:   model.LockValue(i),
+		phase:   first,
+	}
+	if d.Wait == model.WaitNotify {
+		c.sub = redis.NewClient(clientOptions(addr, lockDB)).Subscribe(context.Background())
+	}
+	return c
+}
+
+// connect opens the client's connections before the clock starts.
+func (c *client) connect(ctx context.Context) error {
+	for _, r := range []*redis.Client{c.lock, c.store} {
+		if err := r.Ping(ctx).Err(); err != nil {
+			return fmt.Errorf("client %s: PING: %v", model.ClientName(c.i), err)
+		}
+	}
+	if c.sub != nil {
+		if err := c.sub.Subscribe(ctx, NoticeChannel); err != nil {
+			return fmt.Errorf("client %s: SUBSCRIBE %s: %v", model.ClientName(c.i), NoticeChannel, err)
+		}
+		if _, err := c.sub.Receive(ctx); err != nil { // the subscription's confirmation
+			return fmt.Errorf("client %s: SUBSCRIBE %s: %v", model.ClientName(c.i), NoticeChannel, err)
+		}
+	}
+	return nil
+}
+
+func (c *client) close() {
+	c.lock.Close()
+	c.store.Close()
+	if c.sub != nil {
+		c.sub.Close()
+	}
+}
+
+// run serves orders until the channel closes, the client crashes or ctx
+// ends. A pause, or the work between read and write, keeps it from acting
+// until a tick starts (it sleeps); faults can still strike meanwhile (a GC
+// pause in the middle of the work), and its watchdog still renews while it
+// works (not while it is paused).
+func (c *client) run(ctx context.Context, orders <-chan order, replies chan<- reply) {
+	for {
+		var o order
+		select {
+		case <-ctx.Done():
+			return
+		case got, ok := <-orders:
+			if !ok {
+				return
+			}
+			o = got
+		}
+		switch k := o.a.Kind; {
+		case k.IsFault():
+		case k == model.ActRenew:
+			c.clk.sleepUntil(ctx, c.pausedUntil)
+		default:
+			c.clk.sleepUntil(ctx, max(c.pausedUntil, c.workUntil))
+		}
+		r := c.do(ctx, o)
+		r.phase = c.phase
+		select {
+		case replies <- r:
+		case <-ctx.Done():
+			return
+		}
+		if r.err != nil || c.phase == model.PhaseCrashed {
+			return
+		}
+	}
+}
+
+func (c *client) do(ctx context.Context, o order) reply {
+	r := reply{obs: Obs{Action: o.a, Took: o.a.Kind, Tick: o.now, Before: HolderNotLooked}}
+	r.obs.Start = c.clk.since()
+	switch o.a.Kind {
+	case model.ActPause:
+		// a stop-the-world pause: the process is frozen, it sends nothing
+		c.pausedUntil = o.now + int(o.a.Arg)
+	case model.ActSlow:
+		c.slow = true
+	case model.ActCrash:
+		c.believes = false
+		if c.phase == model.PhaseArrive {
+			c.lost = true // its write is still on its way
+		} else {
+			c.phase = model.PhaseCrashed
+		}
+	case model.ActDelay:
+		// the write is sent, and the network holds it until it arrives
+		tok := 0
+		if c.d.Fence != model.FenceNone {
+			tok = c.token
+		}
+		c.inflight = [3]int{c.read + 1, tok, c.version}
+		r.obs.Value, r.obs.Token = c.read+1, tok
+		c.phase, c.checked = model.PhaseArrive, false
+		c.workUntil = o.now + int(o.a.Arg)
+	case model.ActRenew:
+		r.err = c.renew(ctx, &r.obs)
+	default:
+		r.err = c.program(ctx, &r.obs, o.now)
+	}
+	r.obs.End = c.clk.since()
+	return r
+}
+
+// program takes the client's next step of its job, against the real
+// servers, and records what happened in ob.
+func (c *client) program(ctx context.Context, ob *Obs, now int) error {
+	d := c.d
+	fenced := d.Fence != model.FenceNone
+	if (c.phase == model.PhaseRead || c.phase == model.PhaseWrite) && d.Check == model.CheckValidity && !c.checked {
+		c.check(ob)
+		return nil
+	}
+	switch c.phase {
+	case model.PhaseIncr:
+		ob.Took = model.ActIncr
+		n, err := c.lock.Incr(ctx, FenceKey).Result()
+		if err != nil {
+			return fmt.Errorf("INCR %s: %v", FenceKey, err)
+		}
+		c.token, ob.Result, ob.Token = int(n), model.ResOK, int(n)
+		if d.Acquire == model.AcquireIncrBefore {
+			c.phase = model.PhaseAcquire
+		} else {
+			c.phase = model.PhaseRead
+		}
+
+	case model.PhaseAcquire:
+		ob.Took = model.ActAcquire
+		if c.waiting && !c.notified(ctx) {
+			ob.Skipped, ob.Why = true, "still asleep: no release notice came"
+			break
+		}
+		c.waiting = false
+		c.drainNotices()
+		c.since = time.Now()
+		won, tok, err := c.acquire(ctx)
+		if err != nil {
+			return err
+		}
+		if !won {
+			ob.Result = model.ResRefused // poll again next tick, or sleep until a notice
+			c.waiting = d.Wait == model.WaitNotify
+			break
+		}
+		ob.Result, c.believes = model.ResOK, true
+		c.phase = model.PhaseRead
+		if tok > 0 {
+			c.token, ob.Token = tok, tok
+		}
+		switch {
+		case d.Acquire == model.AcquireSetExpire:
+			c.phase = model.PhaseExpire
+		case d.Acquire == model.AcquireIncrAfter && fenced:
+			c.phase = model.PhaseIncr
+		}
+
+	case model.PhaseExpire:
+		ob.Took = model.ActExpire
+		ok, err := c.lock.PExpire(ctx, LockKey, c.px).Result()
+		if err != nil {
+			return fmt.Errorf("PEXPIRE %s: %v", LockKey, err)
+		}
+		ob.Result = model.ResNoop
+		if ok {
+			ob.Result = model.ResOK
+		}
+		c.phase = model.PhaseRead
+
+	case model.PhaseRead:
+		ob.Took = model.ActRead
+		c.checked = false
+		if err := c.lookBefore(ctx, ob); err != nil {
+			return err
+		}
+		tok := 0
+		if d.Fence == model.FenceRW {
+			tok = c.token
+		}
+		ob.Token = tok
+		res, err := c.scripts.read.Run(ctx, c.store, storageKeys, tok).Int64Slice()
+		if err != nil || len(res) < 2 {
+			return fmt.Errorf("storage read script: %v (reply %v)", err, res)
+		}
+		if res[0] == 0 {
+			ob.Result, ob.MaxTok = model.ResRejected, int(res[1])
+			c.phase = model.PhaseRelease
+			break
+		}
+		if len(res) < 3 {
+			return fmt.Errorf("storage read script: short reply %v", res)
+		}
+		ob.Result, ob.Value = model.ResAccepted, int(res[1])
+		c.read, c.version = int(res[1]), int(res[2])
+		c.phase = model.PhaseWrite
+		work := d.WorkTicks
+		if c.slow {
+			work = d.SlowWorkTicks
+		}
+		if work > 0 {
+			c.workUntil = now + work // the work itself: the client computes read+1
+		}
+
+	case model.PhaseWrite:
+		ob.Took = model.ActWrite
+		c.checked = false
+		tok := 0
+		if fenced {
+			tok = c.token
+		}
+		// client-computed: SET counter = read+1
+		if err := c.write(ctx, ob, c.read+1, tok, c.version); err != nil {
+			return err
+		}
+		c.phase = model.PhaseRelease
+
+	case model.PhaseArrive:
+		ob.Took = model.ActArrive
+		if err := c.write(ctx, ob, c.inflight[0], c.inflight[1], c.inflight[2]); err != nil {
+			return err
+		}
+		c.phase = model.PhaseRelease
+		if c.lost {
+			c.phase = model.PhaseCrashed
+		}
+
+	case model.PhaseRelease:
+		ob.Took = model.ActRelease
+		switch d.Release {
+		case model.ReleaseDel:
+			if err := c.del(ctx, ob); err != nil {
+				return err
+			}
+			c.finish()
+		case model.ReleaseCAD:
+			if err := c.lookBefore(ctx, ob); err != nil {
+				return err
+			}
+			script := cadScript
+			if d.Bug == model.BugCADNoCheck {
+				script = cadNoCheckScript
+			}
+			n, err := script.Run(ctx, c.lock, []string{LockKey}, c.value).Int64()
+			if err != nil {
+				return fmt.Errorf("check-and-delete script: %v", err)
+			}
+			if err := c.deleted(ctx, ob, n); err != nil {
+				return err
+			}
+			c.finish()
+		case model.ReleaseGetDel:
+			v, err := c.lock.Get(ctx, LockKey).Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return fmt.Errorf("GET %s: %v", LockKey, err)
+			}
+			h := holderOf(v, err, c.d.Clients)
+			ob.Result, ob.Value = model.ResOK, h+1
+			c.sawMine = h == c.i
+			c.phase = model.PhaseDel
+		}
+
+	case model.PhaseDel:
+		ob.Took = model.ActDel
+		if c.sawMine {
+			if err := c.del(ctx, ob); err != nil {
+				return err
+			}
+		} else {
+			ob.Result = model.ResNoop // the GET said it was not ours: no request
+		}
+		c.finish()
+
+	default: // done or crashed: nothing left to do
+		ob.Took, ob.Skipped, ob.Why = ob.Action.Kind, true, "its job is over"
+	}
+	return nil
+}
+
+// check is check=validity: the client computes how much of its lock is
+// left by its own clock, TTL − (now − when it asked) − drift, and gives the
+// job up if nothing is. Value is what is left in whole ticks (0: none).
+func (c *client) check(ob *Obs) {
+	ob.Took = model.ActCheck
+	tick := c.clk.tick
+	left := c.px - time.Since(c.since) - time.Duration(c.d.DriftTicks)*tick
+	if left <= 0 {
+		ob.Result = model.ResNoop
+		c.phase = model.PhaseRelease
+		return
+	}
+	// the PX is half a tick short of TTL ticks (see TTL), and the client
+	// asked within the first half of its tick: left + ½ tick, rounded, is
+	// what remains in whole ticks, counted the model's way
+	ob.Result, ob.Value = model.ResOK, int((left+tick)/tick)
+	c.checked = true
+}
+
+// write sends a write with its value, token and version to the storage.
+func (c *client) write(ctx context.Context, ob *Obs, v, tok, version int) error {
+	if err := c.lookBefore(ctx, ob); err != nil {
+		return err
+	}
+	ob.Token, ob.Value = tok, v
+	res, err := c.scripts.write.Run(ctx, c.store, storageKeys, v, tok, version).Int64Slice()
+	if err != nil || len(res) < 1 {
+		return fmt.Errorf("storage write script: %v (reply %v)", err, res)
+	}
+	if res[0] == 0 {
+		ob.Result = model.ResRejected
+		if len(res) > 1 {
+			ob.MaxTok = int(res[1])
+		}
+		return nil
+	}
+	ob.Result = model.ResAccepted
+	return nil
+}
+
+// renew is the watchdog's step: extend the TTL if the key is still ours.
+func (c *client) renew(ctx context.Context, ob *Obs) error {
+	n, err := renewScript.Run(ctx, c.lock, []string{LockKey}, c.value, c.px.Milliseconds()).Int64()
+	if err != nil {
+		return fmt.Errorf("renew script: %v", err)
+	}
+	ob.Result = model.ResNoop // a failed renewal does not stop the worker
+	if n == 1 {
+		ob.Result = model.ResOK
+	}
+	return nil
+}
+
+// notified reports whether a release notice has come since the client fell
+// asleep. Delivery is asynchronous, so it waits a little for one.
+func (c *client) notified(ctx context.Context) bool {
+	if c.sub == nil {
+		return true
+	}
+	t := time.NewTimer(10 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-c.sub.Channel():
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// drainNotices forgets notices of releases before this attempt.
+func (c *client) drainNotices() {
+	if c.sub == nil {
+		return
+	}
+	for {
+		select {
+		case <-c.sub.Channel():
+		default:
+			return
+		}
+	}
+}
+
+// acquire sends the design's SET NX (with its token when the design takes
+// it in the same step). It reports whether the client won, and the token.
+func (c *client) acquire(ctx context.Context) (bool, int, error) {
+	d := c.d
+	fenced := d.Fence != model.FenceNone
+	keys := []string{LockKey, FenceKey}
+	switch {
+	case d.Bug == model.BugSetWithoutNX && d.Acquire == model.AcquireSetExpire && fenced:
+		n, err := setNoNXIncrScript.Run(ctx, c.lock, keys, c.value).Int64()
+		return scriptWon(n, err, "SET (no NX) + INCR script")
+	case d.Bug == model.BugSetWithoutNX && d.Acquire == model.AcquireScript && fenced:
+		n, err := acquireNoNXScript.Run(ctx, c.lock, keys, c.value, c.px.Milliseconds()).Int64()
+		return scriptWon(n, err, "SET (no NX) PX + INCR script")
+	case d.Bug == model.BugSetWithoutNX:
+		ttl := c.px
+		if d.Acquire == model.AcquireSetExpire {
+			ttl = 0
+		}
+		if err := c.lock.Set(ctx, LockKey, c.value, ttl).Err(); err != nil {
+			return false, 0, fmt.Errorf("SET %s (no NX): %v", LockKey, err)
+		}
+		return true, 0, nil
+	case d.Acquire == model.AcquireSetExpire && fenced:
+		n, err := setNXIncrScript.Run(ctx, c.lock, keys, c.value).Int64()
+		return scriptWon(n, err, "SET NX + INCR script")
+	case d.Acquire == model.AcquireSetExpire:
+		ok, err := c.lock.SetNX(ctx, LockKey, c.value, 0).Result()
+		if err != nil {
+			return false, 0, fmt.Errorf("SET %s NX: %v", LockKey, err)
+		}
+		return ok, 0, nil
+	case d.Acquire == model.AcquireScript && fenced:
+		n, err := acquireScript.Run(ctx, c.lock, keys, c.value, c.px.Milliseconds()).Int64()
+		return scriptWon(n, err, "SET NX PX + INCR script")
+	default:
+		ok, err := c.lock.SetNX(ctx, LockKey, c.value, c.px).Result()
+		if err != nil {
+			return false, 0, fmt.Errorf("SET %s NX PX: %v", LockKey, err)
+		}
+		return ok, 0, nil
+	}
+}
+
+func scriptWon(n int64, err error, what string) (bool, int, error) {
+	if errors.Is(err, redis.Nil) {
+		return false, 0, nil
+	}
+	if err != nil {
+		return false, 0, fmt.Errorf("%s: %v", what, err)
+	}
+	return true, int(n), nil
+}
+
+// del is a plain DEL of the lock key.
+func (c *client) del(ctx context.Context, ob *Obs) error {
+	if err := c.lookBefore(ctx, ob); err != nil {
+		return err
+	}
+	n, err := c.lock.Del(ctx, LockKey).Result()
+	if err != nil {
+		return fmt.Errorf("DEL %s: %v", LockKey, err)
+	}
+	return c.deleted(ctx, ob, n)
+}
+
+// deleted records a release's reply: 1 removed the key, 0 found none (or,
+// for check-and-delete, not ours). Removing a key that was someone else's
+// right before is the seed's "deleted B's lock". With wait=notify, a
+// release that removed the key publishes a notice.
+func (c *client) deleted(ctx context.Context, ob *Obs, n int64) error {
+	ob.Result = model.ResNoop
+	if n != 1 {
+		return nil
+	}
+	ob.Result = model.ResOK
+	ob.RemovedOther = ob.Before != c.i
+	if c.d.Wait == model.WaitNotify {
+		n, err := c.lock.Publish(ctx, NoticeChannel, c.value).Result()
+		if err != nil {
+			return fmt.Errorf("PUBLISH %s: %v", NoticeChannel, err)
+		}
+		ob.Notified = int(n)
+	}
+	return nil
+}
+
+func (c *client) finish() {
+	c.phase = model.PhaseDone
+	c.believes = false
+	c.token, c.read, c.version, c.sawMine = 0, 0, 0, false
+}
+
+// lookBefore asks the server who holds the key, right before the client
+// touches storage or releases (an observer's GET: the client itself does not
+// look, it believes). A storage access while the key is not the client's is
+// the seed's ✗.
+func (c *client) lookBefore(ctx context.Context, ob *Obs) error {
+	h, err := c.obs.holder(ctx)
+	if err != nil {
+		return err
+	}
+	ob.Before = h
+	if ob.Took == model.ActRead || ob.Took == model.ActWrite || ob.Took == model.ActArrive {
+		ob.Unsafe = h != c.i
+	}
+	return nil
+}
+
+// observer is a connection that only looks: GET and PTTL of the lock key.
+type observer struct {
+	c       *redis.Client
+	clients int
+}
+
+func (o *observer) holder(ctx context.Context) (int, error) {
+	v, err := o.c.Get(ctx, LockKey).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return 0, fmt.Errorf("observer GET %s: %v", LockKey, err)
+	}
+	return holderOf(v, err, o.clients), nil
+}
+
+// look is the holder and the key's remaining time to live in milliseconds
+// (-1: no expiry, -2: no key), read together by one script.
+func (o *observer) look(ctx context.Context) (int, int64, error) {
+	res, err := lookScript.Run(ctx, o.c, []string{LockKey}).Slice()
+	if err != nil || len(res) != 2 {
+		return 0, 0, fmt.Errorf("observer GET+PTTL %s: %v (reply %v)", LockKey, err, res)
+	}
+	pttl, ok := res[1].(int64)
+	if !ok {
+		return 0, 0, fmt.Errorf("observer PTTL %s: reply %v", LockKey, res[1])
+	}
+	v, ok := res[0].(string)
+	if !ok {
+		return 0, 0, fmt.Errorf("observer GET %s: reply %v", LockKey, res[0])
+	}
+	if v == "" { // no key (no client writes an empty value)
+		return HolderNone, pttl, nil
+	}
+	return holderOf(v, nil, o.clients), pttl, nil
+}
+
+// holderOf decodes a GET of the lock key: the client whose value it is.
+func holderOf(v string, err error, clients int) int {
+	if errors.Is(err, redis.Nil) {
+		return HolderNone
+	}
+	for i := 0; i < clients; i++ {
+		if v == model.LockValue(i) {
+			return i
+		}
+	}
+	return HolderUnknown
+}

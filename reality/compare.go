@@ -1,0 +1,170 @@
+package reality
+
+import (
+	"fmt"
+
+	"lockcheck/model"
+)
+
+// view is one step reduced to what both worlds can say about it; the model
+// and reality agree on a step when their views are equal.
+type view struct {
+	Took         model.ActionKind
+	Skipped      bool
+	Why          string // why a real client took no step
+	Result       model.Result
+	Value        int
+	Token        int
+	MaxTok       int
+	Unsafe       bool
+	RemovedOther bool
+	After        int  // key holder after the step
+	NoExpiry     bool // the key exists and has no expiry (acquire=set-expire)
+}
+
+func modelView(st *model.StepRecord) view {
+	ev := &st.Event
+	v := view{
+		Took:         st.Action.Kind,
+		Result:       ev.Result,
+		Value:        int(ev.Value),
+		Token:        int(ev.Token),
+		Unsafe:       ev.Flags&model.EvUnsafe != 0,
+		RemovedOther: ev.Flags&model.EvRemovedOther != 0,
+		After:        st.After.KeyOwner(0),
+	}
+	if ev.Result == model.ResRejected {
+		v.MaxTok = int(ev.MaxTok)
+	}
+	if st.Action.Kind == model.ActTick {
+		v.Result, v.Value, v.Token = model.ResNone, 0, 0
+	}
+	v.NoExpiry = v.After >= 0 && st.After.Nodes[0].Exp == 0
+	return v
+}
+
+func realView(ob *Obs) view {
+	return view{
+		Took:         ob.Took,
+		Skipped:      ob.Skipped,
+		Why:          ob.Why,
+		Result:       ob.Result,
+		Value:        ob.Value,
+		Token:        ob.Token,
+		MaxTok:       ob.MaxTok,
+		Unsafe:       ob.Unsafe,
+		RemovedOther: ob.RemovedOther,
+		After:        ob.After,
+		NoExpiry:     ob.After >= 0 && ob.AfterPTTL == -1,
+	}
+}
+
+func holderName(h int) string {
+	switch {
+	case h == HolderNone:
+		return "nobody"
+	case h == HolderUnknown:
+		return "a stranger"
+	case h < 0:
+		return "?"
+	}
+	return model.ClientName(h) + "'s"
+}
+
+// describe says what a step did, in the seed's words, short enough for a
+// column. Equal views give equal text.
+func describe(d *model.Design, v view) string {
+	if v.Skipped {
+		return "no step: " + v.Why
+	}
+	tok := func(t int) string {
+		if t == 0 {
+			return ""
+		}
+		return fmt.Sprintf(" (token %d)", t)
+	}
+	refused := func() string {
+		if d.Storage == model.StorageCAS {
+			return "rejected: version changed"
+		}
+		return fmt.Sprintf("rejected: %d < %d", v.Token, v.MaxTok)
+	}
+	if d.Storage == model.StorageCondUpdate && v.Result == model.ResRejected {
+		refused = func() string { return fmt.Sprintf("rejected: last_token %d ≥ %d", v.MaxTok, v.Token) }
+	}
+	var s string
+	switch v.Took {
+	case model.ActTick:
+		s = "key: " + holderName(v.After)
+		if v.NoExpiry {
+			s += " (no expiry)"
+		}
+		return s
+	case model.ActDelay:
+		return fmt.Sprintf("write %d%s held in the network", v.Value, tok(v.Token))
+	case model.ActPause, model.ActSlow, model.ActCrash:
+		return "(fault, no request)"
+	case model.ActCheck:
+		if v.Result == model.ResOK {
+			s = fmt.Sprintf("validity left: %d ticks", v.Value)
+		} else {
+			s = "no validity left: gives up"
+		}
+	case model.ActRenew:
+		s = "renew → 0 (not ours)"
+		if v.Result == model.ResOK {
+			s = "renew → 1"
+		}
+	case model.ActIncr:
+		s = fmt.Sprintf("INCR → %d", v.Token)
+	case model.ActAcquire:
+		switch v.Result {
+		case model.ResRefused:
+			s = "SET NX → (nil)"
+		case model.ResOK:
+			s = "SET NX → OK" + tok(v.Token)
+		}
+	case model.ActExpire:
+		s = "EXPIRE → 0 (no key)"
+		if v.Result == model.ResOK {
+			s = "EXPIRE → 1"
+		}
+	case model.ActRead:
+		s = "read" + tok(v.Token) + " → "
+		if v.Result == model.ResRejected {
+			s += refused()
+		} else {
+			s += fmt.Sprint(v.Value)
+		}
+	case model.ActWrite, model.ActArrive:
+		s = fmt.Sprintf("write %d%s → ", v.Value, tok(v.Token))
+		if v.Took == model.ActArrive {
+			s = fmt.Sprintf("held write %d%s arrives → ", v.Value, tok(v.Token))
+		}
+		if v.Result == model.ResRejected {
+			s += refused()
+		} else {
+			s += "accepted"
+		}
+	case model.ActRelease, model.ActDel:
+		switch {
+		case v.Took == model.ActRelease && d.Release == model.ReleaseGetDel:
+			s = "GET → " + holderName(v.Value-1)
+		case v.Took == model.ActDel && v.Result == model.ResNoop && !v.RemovedOther && d.Release == model.ReleaseGetDel:
+			s = "DEL → 0 or not ours"
+		case v.Result == model.ResOK:
+			s = "release → 1 (deleted)"
+		default:
+			s = "release → 0"
+		}
+	default:
+		s = v.Took.String()
+	}
+	if v.Unsafe {
+		s += " ✗"
+	}
+	if v.RemovedOther {
+		s += " ✗del"
+	}
+	return s
+}

@@ -1,0 +1,47 @@
+// Package reality plays the model's schedules on a real Redis and puts what
+// happened next to what the model says.
+//
+// The real world of a run:
+//
+//  1. A redis-server of its own (StartServer: a free port on 127.0.0.1, no
+//     persistence) or one the caller names. The lock is the real key
+//     lock:order-42 (SET NX PX, the value "B:91ab" as in the seed) with its
+//     fence counter lock:fence (INCR, in the same Lua script as the SET for
+//     acquire=script, a separate request for incr-before and incr-after), in
+//     one database; the counter the jobs increment lives in another database
+//     of the server, a store of its own that the clients talk to with their
+//     own connections. The storage's checks (highest token, recorded by
+//     reads or not, the conditional update's strict <, the version
+//     compare-and-set) are Lua scripts, atomic on the server. Writes are
+//     client-computed: SET counter = read+1, never INCR.
+//  2. One goroutine per client, each with its own connections, running its
+//     one job as the design says: acquire, read, work, write, release. Its
+//     next step follows from its own state and the real replies, not from
+//     the schedule; the schedule only says when it acts. A refused SET NX
+//     leaves it polling: it tries again when next told to act.
+//  3. A conductor plays the schedule in order: for a client step it orders
+//     that client to act and waits for the reply, so steps within a tick
+//     happen in the file's order; for a tick it sleeps until the next tick
+//     starts. Faults are injected at the file's steps: a pause freezes the
+//     client (its goroutine sleeps until the pause ends, sending nothing), a
+//     slow job works slow-work ticks, a crash ends the goroutine for good.
+//  4. Expiry is the server's own, against real time: tick t starts at
+//     t0 + (t-1)·tick, and every request of a tick is made and answered in
+//     the tick's first half. A client sends PX = TTL·tick − tick/2 (see
+//     TTL), so a key set at tick t expires in the second half of tick
+//     t+TTL−1, between two ticks' requests: the real key exists exactly for
+//     the ticks the model says. A run in which some reply came back later
+//     than its window is void (Play.Late), not a disagreement.
+//  5. An observer connection asks the server who holds the key (GET
+//     lock:order-42) right before every storage access and release, after
+//     every step, and at the start of every tick: a storage access while the
+//     key is not the client's is the seed's ✗, a release that removes
+//     another's key breaks own-release, a key gone at a tick start with no
+//     step in between has expired.
+//
+// Compare then lays the real history next to model.Replay of the same
+// trace: each step's reply, values read and written, tokens, ✗, the key's
+// holder after every step and at every tick, the final counter, accepted
+// and rejected writes, the properties each world showed, and the
+// linearizability verdict of each job history.
+package reality

@@ -1,0 +1,64 @@
+package reality
+
+import (
+	"fmt"
+	"strings"
+
+	"lockcheck/model"
+)
+
+// counterexampleMagic is the first line of a counterexample file (see
+// package counterexamples).
+const counterexampleMagic = "lockcheck counterexample"
+
+// parseCounterexample reads a counterexample file into an Input; wired in
+// by cx.go. When nil, counterexample files are refused with a clear error.
+var parseCounterexample func(source, text string) (*Input, error)
+
+// maxInputBytes bounds what Load reads.
+const maxInputBytes = 4 << 20
+
+// Load reads a scenario file ("design NAME" and action lines, as in
+// model/scenarios) or a counterexample file, and checks that its schedule
+// replays in the model and can be played for real. Errors are one line
+// and name the source.
+func Load(source, text string) (*Input, error) {
+	if len(text) > maxInputBytes {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d a scenario may have", source, len(text), maxInputBytes)
+	}
+	var in *Input
+	if firstLine(text) == counterexampleMagic {
+		if parseCounterexample == nil {
+			return nil, fmt.Errorf("%s: a counterexample file, and this build cannot read them yet (give a scenario file: \"design NAME\" and action lines)", source)
+		}
+		var err error
+		if in, err = parseCounterexample(source, text); err != nil {
+			return nil, err
+		}
+	} else {
+		sc, err := model.ParseScenario(text)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", source, err)
+		}
+		in = &Input{Source: source, Kind: "scenario", DesignName: sc.DesignName, Design: sc.Design, Trace: sc.Trace, Doc: sc.Doc}
+	}
+	if len(in.Trace) == 0 {
+		return nil, fmt.Errorf("%s: no steps to play (want action lines after the design line)", source)
+	}
+	if err := Playable(&in.Design); err != nil {
+		return nil, fmt.Errorf("%s: %v", source, err)
+	}
+	if _, err := model.Replay(&in.Design, in.Trace); err != nil {
+		return nil, fmt.Errorf("%s: the schedule does not replay in the model: %v", source, err)
+	}
+	return in, nil
+}
+
+func firstLine(text string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
+}

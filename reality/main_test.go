@@ -1,0 +1,66 @@
+package reality
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The tests share one redis-server, started on first use and stopped when
+// the package's tests end (and, should the test binary die, by the
+// parent-death signal). Each test uses its own pair of databases.
+
+var (
+	shared     *Server
+	sharedErr  error
+	sharedOnce sync.Once
+	nextDB     int
+	dbMu       sync.Mutex
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared != nil {
+		if err := shared.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "reality tests:", err)
+		}
+	}
+	os.Exit(code)
+}
+
+// needServer returns a running server, skips the test when redis-server is
+// not installed (outside CI), and fails it when CI=true and it is missing.
+func needServer(t testing.TB) *Server {
+	t.Helper()
+	bin, err := FindServer()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but %v: the real-server tests must run in CI", err)
+		}
+		t.Skipf("skipped: %v; the real-Redis tests need it", err)
+	}
+	sharedOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		shared, sharedErr = StartServer(ctx, bin)
+	})
+	if sharedErr != nil {
+		t.Fatalf("start %s: %v", bin, sharedErr)
+	}
+	return shared
+}
+
+// dbPair hands each test its own lock and storage databases.
+func dbPair(t testing.TB) (int, int) {
+	dbMu.Lock()
+	defer dbMu.Unlock()
+	if nextDB+1 >= 16 {
+		nextDB = 0
+	}
+	a := nextDB
+	nextDB += 2
+	return a, a + 1
+}

@@ -1,0 +1,382 @@
+package reality
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"lockcheck/model"
+)
+
+// DefaultTick is one model tick in real time. At 100ms a step's window is
+// 50ms, a wide margin for loopback requests on a loaded 2-core machine.
+const DefaultTick = 100 * time.Millisecond
+
+// Bounds of the -tick option. Ticks are whole milliseconds.
+const (
+	MinTick = 10 * time.Millisecond
+	MaxTick = 10 * time.Second
+)
+
+// Options configure a real run.
+type Options struct {
+	Addr    string        // the Redis server, host:port
+	Tick    time.Duration // one model tick in real time (0: DefaultTick)
+	LockDB  int           // database of lock:order-42 and lock:fence
+	StoreDB int           // database of the counter (must differ from LockDB)
+
+	plant plant // planted bugs, for the tests that test this package
+}
+
+// plant holds deliberate bugs that tests switch on to show that a wrong
+// reality is caught.
+type plant struct {
+	ttlTicks int             // added to the TTL the clients send
+	storage  *storageScripts // replaces the design's storage checks
+	delaySeq int             // the conductor holds this step back …
+	delay    time.Duration   // … this long (a machine too slow for the tick)
+}
+
+// Obs is one step of the schedule as it happened on the real servers.
+type Obs struct {
+	Seq    int          // position in the schedule (0: the start)
+	Tick   int          // the model tick the step belongs to
+	Action model.Action // the schedule's action
+	// Took is the step the real client took: its own next step, which is
+	// the schedule's when reality follows the model. For ticks and faults
+	// it is the action's kind.
+	Took    model.ActionKind
+	Skipped bool         // the client took no step (Why says why)
+	Why     string       // why it took none: its job is over, it still sleeps
+	Result  model.Result // the reply, in the model's words
+	Value   int          // value read or written; a release's GET: holder+1 (0: no key)
+	Token   int          // token received (acquire, incr) or sent (read, write)
+	MaxTok  int          // the storage's highest token, when it refused
+	// Before is who held the key right before a storage access or a
+	// release (HolderNone, HolderUnknown, or a client); After is who held it
+	// after the step (for a tick: at the start of the new tick).
+	Before, After int
+	AfterPTTL     int64 // the key's PTTL after the step, ms (-1 no expiry, -2 no key)
+	Unsafe        bool  // ✗: a storage access while the key was not the client's
+	RemovedOther  bool  // a release removed a key that was another client's
+	Believes      uint8 // clients that believe they hold the lock, after the step
+	Done          uint8 // clients whose job is over (done or crashed), after the step
+	Crashed       uint8 // clients that crashed, after the step
+	Waiting       uint8 // wait=notify: clients asleep until a release notice, after the step
+	Notified      int   // wait=notify: subscribers a release's notice reached (PUBLISH's reply)
+	// Start and End are the real times, since the start of tick 1, at which
+	// the step was ordered and at which its last reply came back.
+	Start, End time.Duration
+}
+
+// Play is a schedule played on real servers.
+type Play struct {
+	Design  model.Design
+	Tick    time.Duration
+	PX      time.Duration // the TTL the clients sent
+	Steps   []Obs         // Steps[0] is the start (Seq 0), then one per action
+	Counter int           // the counter read from storage at the end
+	// Window is how far into its tick every request had to be answered for
+	// the timing to be trustworthy; Latest is the latest any was, and
+	// LateSeq that step (0: none late).
+	Window, Latest time.Duration
+	Late           bool // some step ended outside its window
+	LateSeq        int  // the first such step (0: the start)
+}
+
+// clock maps model ticks to real time: tick t starts at t0 + (t-1)·tick.
+type clock struct {
+	t0   time.Time
+	tick time.Duration
+}
+
+func (c *clock) start(t int) time.Time      { return c.t0.Add(time.Duration(t-1) * c.tick) }
+func (c *clock) since() time.Duration       { return time.Since(c.t0) }
+func (c *clock) offset(t int) time.Duration { return c.start(t).Sub(c.t0) }
+func (c *clock) sleepUntil(ctx context.Context, t int) {
+	d := time.Until(c.start(t))
+	if d <= 0 {
+		return
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+	case <-ctx.Done():
+	}
+}
+
+// TTL returns the PX a client sends for a TTL of ttl ticks: ttl ticks less
+// half a tick. Requests of a tick are all made in the first half of the
+// tick, so a key set at tick t then expires in the second half of tick
+// t+ttl-1, when no request is in flight: it exists for every request of
+// ticks t … t+ttl-1 and is gone for every request of tick t+ttl, as in the
+// model. With PX = ttl·tick exactly, the expiry would land in the first
+// half of tick t+ttl, amid that tick's requests, and race them.
+func TTL(ttl int, tick time.Duration) time.Duration {
+	return time.Duration(ttl)*tick - tick/2
+}
+
+// CheckTick validates a tick length given by a user.
+func CheckTick(tick time.Duration) error {
+	if tick < MinTick || tick > MaxTick || tick%time.Millisecond != 0 {
+		return fmt.Errorf("tick %v: want whole milliseconds from %v to %v", tick, MinTick, MaxTick)
+	}
+	return nil
+}
+
+// Playable reports whether the design can be played for real: one Redis
+// node with every acquire, release, fence, storage, check, wait and renewal
+// choice and the client faults (pause, slow, crash, delay). Lock-node
+// faults (node-crashes, jumps) and the other lock services are not played.
+func Playable(d *model.Design) error {
+	if d.Lock != model.LockRedis {
+		return fmt.Errorf("design %s: lock service %s is not played for real (real runs: redis)", d.Name(), d.Lock)
+	}
+	if d.NodeCrashes > 0 || d.ClockJumps > 0 {
+		return fmt.Errorf("design %s: lock-node faults (node-crashes, jumps) are not played for real; set them to 0", d.Name())
+	}
+	return nil
+}
+
+// PlaySchedule plays trace for design d on the server at opts.Addr: one
+// goroutine and one pair of connections per client, the schedule's order
+// kept by a conductor that orders each client's step and waits for it, real
+// sleeps for ticks, pauses and work. The trace must replay in the model
+// (the caller checks). Keys of the run are reset first; nothing else on the
+// server is touched.
+func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, opts Options) (*Play, error) {
+	if err := Playable(d); err != nil {
+		return nil, err
+	}
+	if opts.Tick == 0 {
+		opts.Tick = DefaultTick
+	}
+	if err := CheckTick(opts.Tick); err != nil {
+		return nil, err
+	}
+	if opts.LockDB == opts.StoreDB {
+		return nil, fmt.Errorf("lock and storage databases are both %d: want two different ones", opts.LockDB)
+	}
+	ticks := 0
+	for _, a := range trace {
+		if a.Kind == model.ActTick {
+			ticks++
+		}
+	}
+	// bounded: the schedule's ticks, the longest pause or work, and slack
+	budget := time.Duration(ticks+2*model.MaxWaitTicks+2)*opts.Tick + 30*time.Second
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+
+	ttl := d.TTLTicks + opts.plant.ttlTicks
+	p := &Play{Design: *d, Tick: opts.Tick, PX: TTL(ttl, opts.Tick), Window: opts.Tick/2 - 2*time.Millisecond}
+	sc := storageFor(d)
+	if opts.plant.storage != nil {
+		sc = *opts.plant.storage
+	}
+
+	admin := redis.NewClient(clientOptions(opts.Addr, opts.LockDB))
+	defer admin.Close()
+	storeAdmin := redis.NewClient(clientOptions(opts.Addr, opts.StoreDB))
+	defer storeAdmin.Close()
+	if err := setup(ctx, admin, storeAdmin, d, sc); err != nil {
+		return nil, err
+	}
+	obs := &observer{c: redis.NewClient(clientOptions(opts.Addr, opts.LockDB)), clients: d.Clients}
+	defer obs.c.Close()
+	if _, _, err := obs.look(ctx); err != nil { // connects before the clock starts
+		return nil, err
+	}
+
+	clk := &clock{tick: opts.Tick}
+	clients := make([]*client, d.Clients)
+	for i := range clients {
+		clients[i] = newClient(i, d, clk, opts.Addr, opts.LockDB, opts.StoreDB, obs, sc, p.PX)
+		defer clients[i].close()
+		if err := clients[i].connect(ctx); err != nil {
+			return nil, err
+		}
+	}
+
+	// start: tick 1 begins a little after everything is connected
+	clk.t0 = time.Now().Add(5 * time.Millisecond)
+	runCtx, stop := context.WithCancel(ctx)
+	orders := make([]chan order, d.Clients)
+	replies := make([]chan reply, d.Clients)
+	finished := make(chan struct{}, d.Clients)
+	for i, c := range clients {
+		orders[i], replies[i] = make(chan order), make(chan reply)
+		go func(c *client, o chan order, r chan reply) {
+			defer func() { finished <- struct{}{} }()
+			c.run(runCtx, o, r)
+		}(c, orders[i], replies[i])
+	}
+	defer func() {
+		// wake sleepers, let every goroutine end, bounded in time
+		stop()
+		for range clients {
+			select {
+			case <-finished:
+			case <-time.After(5 * time.Second):
+			}
+		}
+	}()
+
+	now := 1
+	clk.sleepUntil(ctx, now)
+	var believes, done, crashedMask, waiting uint8
+	crashed := make([]bool, d.Clients)
+	start := Obs{Seq: 0, Tick: 1, Took: model.ActTick, Before: HolderNotLooked}
+	start.Start = clk.since()
+	h, pttl, err := obs.look(ctx)
+	if err != nil {
+		return nil, err
+	}
+	start.After, start.AfterPTTL, start.End = h, pttl, clk.since()
+	p.Steps = append(p.Steps, start)
+	p.late(&start, clk.offset(now))
+	after := start.After
+	afterPTTL := start.AfterPTTL
+
+	for k, a := range trace {
+		seq := k + 1
+		var ob Obs
+		if a.Kind == model.ActTick {
+			now++
+			clk.sleepUntil(ctx, now)
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("step %d (tick to t=%d): run budget of %v exceeded", seq, now, budget)
+			}
+			ob = Obs{Action: a, Took: model.ActTick, Tick: now, Before: HolderNotLooked}
+			ob.Start = clk.since()
+			ob.After, ob.AfterPTTL, err = obs.look(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("step %d (tick to t=%d): %v", seq, now, err)
+			}
+			ob.End = clk.since()
+		} else {
+			i := int(a.Client)
+			if i >= d.Clients {
+				return nil, fmt.Errorf("step %d (%s): the design has %d clients", seq, a, d.Clients)
+			}
+			if crashed[i] {
+				ob = Obs{Action: a, Took: a.Kind, Skipped: true, Why: "it has crashed", Tick: now, Before: HolderNotLooked, After: after, AfterPTTL: afterPTTL}
+				ob.Start, ob.End = clk.since(), clk.since()
+			} else {
+				if seq == opts.plant.delaySeq {
+					time.Sleep(opts.plant.delay)
+				}
+				sent := clk.since()
+				select {
+				case orders[i] <- order{a: a, now: now}:
+				case <-ctx.Done():
+					return nil, fmt.Errorf("step %d (%s at t=%d): client did not take the order within the run budget", seq, a, now)
+				}
+				var r reply
+				select {
+				case r = <-replies[i]:
+				case <-ctx.Done():
+					return nil, fmt.Errorf("step %d (%s at t=%d): no reply within the run budget", seq, a, now)
+				}
+				if r.err != nil {
+					return nil, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, now, r.err)
+				}
+				ob = r.obs
+				ob.Start = sent
+				if r.phase == model.PhaseCrashed {
+					crashed[i] = true
+					crashedMask |= 1 << i
+				}
+				if r.phase >= model.PhaseDone {
+					done |= 1 << i
+				}
+				// safe to read: the client is between steps
+				believes = setBit(believes, i, clients[i].believes)
+				waiting = setBit(waiting, i, clients[i].waiting)
+				if ob.Notified > 0 {
+					waiting = 0 // the notice reached every sleeper: they are awake
+				}
+				if a.Kind.IsFault() || ob.Skipped || !touchesKey(ob.Took) {
+					ob.After, ob.AfterPTTL = after, afterPTTL
+				} else {
+					ob.After, ob.AfterPTTL, err = obs.look(ctx)
+					if err != nil {
+						return nil, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, now, err)
+					}
+					ob.End = clk.since()
+				}
+			}
+		}
+		ob.Seq, ob.Believes, ob.Done, ob.Crashed, ob.Waiting = seq, believes, done, crashedMask, waiting
+		after, afterPTTL = ob.After, ob.AfterPTTL
+		p.late(&ob, clk.offset(now))
+		p.Steps = append(p.Steps, ob)
+	}
+	v, err := storeAdmin.Get(ctx, CounterKey).Result()
+	if err != nil {
+		return nil, fmt.Errorf("final GET %s: %v", CounterKey, err)
+	}
+	p.Counter, err = strconv.Atoi(v)
+	if err != nil {
+		return nil, fmt.Errorf("final GET %s: %q is not a number", CounterKey, v)
+	}
+	return p, nil
+}
+
+// touchesKey reports whether a step can change the lock key (the others
+// leave it as it was, so nobody looks after them: fewer round trips in a
+// tick's window).
+func touchesKey(k model.ActionKind) bool {
+	switch k {
+	case model.ActAcquire, model.ActExpire, model.ActRelease, model.ActDel, model.ActRenew:
+		return true
+	}
+	return false
+}
+
+func setBit(m uint8, i int, on bool) uint8 {
+	if on {
+		return m | 1<<i
+	}
+	return m &^ (1 << i)
+}
+
+// late records a step that ended outside its window.
+func (p *Play) late(ob *Obs, tickStart time.Duration) {
+	into := ob.End - tickStart
+	if into > p.Latest {
+		p.Latest = into
+	}
+	if into > p.Window && !p.Late {
+		p.Late, p.LateSeq = true, ob.Seq
+	}
+}
+
+// setup resets the run's keys and loads the scripts, before the clock starts.
+func setup(ctx context.Context, lock, store *redis.Client, d *model.Design, sc storageScripts) error {
+	if err := lock.Del(ctx, LockKey, FenceKey).Err(); err != nil {
+		return fmt.Errorf("reset lock keys on %s: %v", lock.Options().Addr, err)
+	}
+	if err := lock.Set(ctx, FenceKey, d.FirstToken-1, 0).Err(); err != nil {
+		return fmt.Errorf("SET %s: %v", FenceKey, err)
+	}
+	if err := store.Del(ctx, storageKeys...).Err(); err != nil {
+		return fmt.Errorf("reset storage keys: %v", err)
+	}
+	for _, k := range storageKeys {
+		if err := store.Set(ctx, k, 0, 0).Err(); err != nil {
+			return fmt.Errorf("SET %s: %v", k, err)
+		}
+	}
+	for _, s := range []*redis.Script{acquireScript, setNXIncrScript, cadScript, renewScript, lookScript,
+		acquireNoNXScript, setNoNXIncrScript, cadNoCheckScript, sc.read, sc.write} {
+		if err := s.Load(ctx, lock).Err(); err != nil {
+			return fmt.Errorf("SCRIPT LOAD: %v", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,184 @@
+package reality
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"lockcheck/model"
+)
+
+// Verdict is the comparison in one line.
+func (c *Comparison) Verdict() string {
+	switch {
+	case c.Late:
+		return fmt.Sprintf("void: step %d was answered %.1fms into its tick, past the %.1fms window, so an expiry may have raced a request; rerun with a longer -tick",
+			c.LateSeq, c.LatestMS, c.WindowMS)
+	case !c.Agree:
+		return fmt.Sprintf("reality differs from the model (%d %s)", len(c.Differences), plural(len(c.Differences), "difference", "differences"))
+	}
+	what := "no lost update, on the real servers too"
+	switch {
+	case c.Real.LostUpdate:
+		what = fmt.Sprintf("lost update on the real servers too: counter %d after %d accepted writes", c.Real.Counter, c.Real.Accepted)
+	case c.Real.Rejected+c.Real.ReadsRejected > 0:
+		what = fmt.Sprintf("fencing rejected %d late %s on the real storage too: no lost update", c.Real.Rejected+c.Real.ReadsRejected, plural(c.Real.Rejected+c.Real.ReadsRejected, "request", "requests"))
+	}
+	return "reality agrees with the model: " + what
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// Text is the report: the steps side by side, both timelines, the
+// outcomes, and the verdict.
+func (c *Comparison) Text() string {
+	var b strings.Builder
+	d := &c.d
+	name := c.DesignName
+	if name != c.Design {
+		name += " = " + c.Design
+	}
+	fmt.Fprintf(&b, "reproduce %s (design %s)\n", c.Source, name)
+	fmt.Fprintf(&b, "real: %s; one tick = %dms; TTL %d ticks → PX %dms (half a tick short, so that expiry falls between two ticks' requests)\n",
+		c.Server, c.TickMS, d.TTLTicks, c.PXMS)
+	fmt.Fprintf(&b, "timing: every request answered within %.1fms of its tick's start (window %.1fms)\n\n", c.LatestMS, c.WindowMS)
+
+	// steps: client steps all; ticks only when the key changed or they differ
+	rows := [][]string{{"step", "t", "action", "model", "real", ""}}
+	prevKey := HolderNone
+	for _, sp := range c.Steps {
+		mark := ""
+		if !sp.Agree {
+			mark = "≠ " + sp.Diff
+		}
+		if sp.view.Took == model.ActTick {
+			changed := sp.view.After != prevKey
+			prevKey = sp.view.After
+			if !changed && sp.Agree {
+				continue
+			}
+			rows = append(rows, []string{fmt.Sprint(sp.Seq), fmt.Sprint(sp.Tick), "tick", sp.Model, sp.Real, mark})
+			continue
+		}
+		prevKey = sp.view.After
+		rows = append(rows, []string{fmt.Sprint(sp.Seq), fmt.Sprint(sp.Tick), sp.Action, sp.Model, sp.Real, mark})
+	}
+	b.WriteString(table(rows, []bool{true, true, false, false, false, false}))
+
+	b.WriteString("\nmodel timeline\n")
+	b.WriteString(model.RenderTimeline(&model.Run{Design: *d, Timeline: c.Model.Timeline}))
+	b.WriteString("\nreal timeline (the key as GET " + LockKey + " saw it after every step)\n")
+	b.WriteString(model.RenderTimeline(&model.Run{Design: *d, Timeline: c.Real.Timeline}))
+
+	b.WriteString("\n")
+	m, r := &c.Model, &c.Real
+	out := [][]string{{"", "model", "real"}}
+	out = append(out,
+		[]string{"counter", fmt.Sprint(m.Counter), fmt.Sprint(r.Counter)},
+		[]string{"writes accepted", fmt.Sprint(m.Accepted), fmt.Sprint(r.Accepted)},
+		[]string{"writes rejected", fmt.Sprint(m.Rejected), fmt.Sprint(r.Rejected)},
+		[]string{"reads rejected", fmt.Sprint(m.ReadsRejected), fmt.Sprint(r.ReadsRejected)},
+		[]string{"lost update", lost(m), lost(r)},
+		[]string{"✗ acted without the key", moments(m.Unsafe), moments(r.Unsafe)},
+		[]string{"removed another's key", moments(m.RemovedOther), moments(r.RemovedOther)},
+		[]string{"key expired", expiries(m.Expired), expiries(r.Expired)},
+		[]string{"linearizable", linText(m), linText(r)},
+	)
+	for k := range m.Properties {
+		out = append(out, []string{m.Properties[k].Property, shownText(m.Properties[k]), shownText(r.Properties[k])})
+	}
+	b.WriteString(table(out, []bool{false, false, false}))
+	if len(c.Differences) > 0 {
+		b.WriteString("\ndifferences:\n")
+		for k, s := range c.Differences {
+			if k == 20 {
+				fmt.Fprintf(&b, "  … and %d more\n", len(c.Differences)-k)
+				break
+			}
+			b.WriteString("  " + s + "\n")
+		}
+	}
+	b.WriteString("\nverdict: " + c.Verdict() + "\n")
+	return b.String()
+}
+
+func lost(s *Side) string {
+	switch {
+	case !s.AllEnded:
+		return "jobs unfinished"
+	case s.LostUpdate:
+		return fmt.Sprintf("yes (%d ≠ %d)", s.Counter, s.Accepted)
+	}
+	return "no"
+}
+
+func linText(s *Side) string {
+	switch s.Linearizable {
+	case "":
+		if s.LinSummary != "" {
+			return s.LinSummary
+		}
+		return "not checked"
+	case "ok":
+		return "yes"
+	case "illegal":
+		return "no"
+	}
+	return s.Linearizable
+}
+
+func moments(ms []Moment) string {
+	if len(ms) == 0 {
+		return "—"
+	}
+	var parts []string
+	for _, m := range ms {
+		parts = append(parts, fmt.Sprintf("%s step %d (t=%d)", m.Client, m.Seq, m.Tick))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func expiries(ms []Moment) string {
+	if len(ms) == 0 {
+		return "—"
+	}
+	var parts []string
+	for _, m := range ms {
+		parts = append(parts, fmt.Sprintf("%s's at t=%d", m.Client, m.Tick))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// table aligns columns (right-aligned where right[k]); trailing spaces go.
+func table(rows [][]string, right []bool) string {
+	width := make([]int, len(right))
+	for _, r := range rows {
+		for k, cell := range r {
+			if n := utf8.RuneCountInString(cell); n > width[k] && k < len(r)-1 {
+				width[k] = n
+			}
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		var line strings.Builder
+		for k, cell := range r {
+			pad := strings.Repeat(" ", max(0, width[k]-utf8.RuneCountInString(cell)))
+			if k > 0 {
+				line.WriteString("  ")
+			}
+			if right[k] {
+				line.WriteString(pad + cell)
+			} else {
+				line.WriteString(cell + pad)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+	return b.String()
+}
