@@ -42,14 +42,14 @@ func runAnnotations(r *model.Run) []porcupine.Annotation {
 			Description: desc, Details: details, BackgroundColor: color})
 	}
 	// the key: who holds it, from which step to which
-	holder, since, sinceTok := -1, int64(0), 0
+	holder, since, sinceTick, sinceTok := -1, int64(0), 0, 0
 	closeKey := func(seq int64, how, color string) {
 		if holder < 0 {
 			return
 		}
 		out = append(out, porcupine.Annotation{Tag: tagKey, Start: since, End: seq,
 			Description:     clientName(holder) + tokenNote(sinceTok),
-			Details:         fmt.Sprintf("%s holds %s from step %d; %s", model.LockValue(holder), model.LockKey, since, how),
+			Details:         fmt.Sprintf("%s holds %s from t=%d; %s", model.LockValue(holder), model.LockKey, sinceTick, how),
 			BackgroundColor: color})
 		holder = -1
 	}
@@ -131,7 +131,7 @@ func runAnnotations(r *model.Run) []porcupine.Annotation {
 				closeKey(seq, fmt.Sprintf("overwritten by %s's %s at t=%d", who, a.Kind, ev.Now), colKey)
 			}
 			if after >= 0 {
-				holder, since, sinceTok = after, seq, int(st.After.Clients[after].Token)
+				holder, since, sinceTick, sinceTok = after, seq, int(ev.Now), int(st.After.Clients[after].Token)
 			}
 		}
 	}
