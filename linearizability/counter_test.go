@@ -1,6 +1,7 @@
 package linearizability
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -293,7 +294,7 @@ func mustTrace(t testing.TB, lines ...string) []model.Action {
 	var out []model.Action
 	for _, l := range lines {
 		var n int
-		if _, err := fmtSscanf(l, "tick %d", &n); err == nil {
+		if _, err := fmt.Sscanf(l, "tick %d", &n); err == nil {
 			for ; n > 0; n-- {
 				out = append(out, model.Action{Kind: model.ActTick})
 			}

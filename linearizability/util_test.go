@@ -1,5 +1,0 @@
-package linearizability
-
-import "fmt"
-
-var fmtSscanf = fmt.Sscanf
