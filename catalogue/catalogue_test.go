@@ -44,3 +44,15 @@ func TestCatalogueCoversEveryAxisValue(t *testing.T) {
 		require.True(t, values[want], "no catalogue design has %s", want)
 	}
 }
+
+// Entries are written as canonical names (or presets), so that a design's
+// name in the matrix, the counterexample files and the tests is the same.
+func TestEntriesAreCanonical(t *testing.T) {
+	for _, e := range Entries {
+		d, err := model.ParseDesign(e.Name)
+		require.NoError(t, err)
+		if len(e.Name) < 4 || e.Name[:4] != "demo" {
+			require.Equal(t, d.Name(), e.Name)
+		}
+	}
+}

@@ -346,8 +346,11 @@ var kindReleases = map[LockKind][]ReleaseMode{
 	LockDB:        {ReleaseCAD},
 }
 
+// Redlock hands out no fencing token (its nodes share no counter), and a
+// database row lock needs none: both take fence=none.
 var kindFences = map[LockKind][]FenceMode{
-	LockDB: {FenceNone},
+	LockRedlock: {FenceNone},
+	LockDB:      {FenceNone},
 }
 
 // DefaultDesign is redis/cad/none/plain with every parameter at its default.

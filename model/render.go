@@ -493,6 +493,13 @@ func RenderTimeline(r *Run) string {
 	return strings.ReplaceAll(b.String(), " \n", "\n")
 }
 
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
 func letters(d *Design, mask uint8, none string) string {
 	var s string
 	for i := 0; i < d.Clients; i++ {
@@ -511,10 +518,11 @@ func letters(d *Design, mask uint8, none string) string {
 func RenderSummary(r *Run) string {
 	var b strings.Builder
 	ok, failed := r.Outcomes()
-	unknown := len(r.History) - ok - failed
-	fmt.Fprintf(&b, "counter %d after %d jobs: %d writes accepted by the storage; jobs %d ok, %d failed", r.Final.Store.Counter, r.Design.Clients, r.Final.Store.Accepted, ok, failed)
-	if unknown > 0 {
-		fmt.Fprintf(&b, ", %d unknown or unfinished", unknown)
+	others := r.Design.Clients - ok - failed
+	fmt.Fprintf(&b, "counter %d; %s accepted by the storage; of %d jobs: %d ok, %d failed", r.Final.Store.Counter,
+		plural(int(r.Final.Store.Accepted), "write", "writes"), r.Design.Clients, ok, failed)
+	if others > 0 {
+		fmt.Fprintf(&b, ", %d unknown or unfinished", others)
 	}
 	b.WriteString("\n")
 	if r.Final.Finished(&r.Design) && int(r.Final.Store.Counter) != int(r.Final.Store.Accepted) {

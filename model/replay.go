@@ -152,7 +152,7 @@ func Replay(d *Design, trace []Action) (*Run, error) {
 // index in hist of client i's unfinished job, or -1.
 func recordJob(open []int, hist *[]Job, st *StepRecord) {
 	a, ev, seq := st.Action, &st.Event, st.Seq
-	if !a.Kind.byClient() {
+	if !a.Kind.ByClient() {
 		return
 	}
 	i := int(a.Client)

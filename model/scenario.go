@@ -116,7 +116,7 @@ func ParseScenario(text string) (*Scenario, error) {
 			if err != nil {
 				return nil, fmt.Errorf("line %d: %v", lineNo, err)
 			}
-			if a.Kind.byClient() && int(a.Client) >= sc.Design.Clients {
+			if a.Kind.ByClient() && int(a.Client) >= sc.Design.Clients {
 				return nil, fmt.Errorf("line %d: client %s, but the design has %d clients (A-%s)", lineNo, ClientName(int(a.Client)), sc.Design.Clients, ClientName(sc.Design.Clients-1))
 			}
 			if a.Kind.hasNode() && int(a.Arg) >= lockNodes(&sc.Design) {

@@ -54,9 +54,9 @@ func (k ActionKind) IsFault() bool {
 	return false
 }
 
-// kindShape says how an action is written: by a client or not, with an
-// argument or not.
-func (k ActionKind) byClient() bool {
+// ByClient reports whether the action is taken by a client (and so names
+// one): every action but tick, replicate and the lock-node faults.
+func (k ActionKind) ByClient() bool {
 	return k != ActTick && k != ActReplicate && k != ActFailover && k != ActNodeCrash && k != ActClockJump
 }
 
@@ -78,9 +78,9 @@ func ClientName(i int) string { return string(rune('A' + i)) }
 func (a Action) String() string {
 	k := a.Kind
 	switch {
-	case !k.byClient() && k.hasNode():
+	case !k.ByClient() && k.hasNode():
 		return k.String() + " " + strconv.Itoa(int(a.Arg)+1)
-	case !k.byClient():
+	case !k.ByClient():
 		return k.String()
 	case k.hasTicks():
 		return ClientName(int(a.Client)) + " " + k.String() + " " + strconv.Itoa(int(a.Arg))
@@ -117,7 +117,7 @@ func ParseAction(s string) (Action, error) {
 		return Action{}, fmt.Errorf("action %q: unknown verb %q (verbs: %s; client verbs take a client A-%c first)", clip(s), clip(f[verbAt]), verbList(), 'A'+MaxClients-1)
 	}
 	a.Kind = ActionKind(kind)
-	if a.Kind.byClient() != (verbAt == 1) {
+	if a.Kind.ByClient() != (verbAt == 1) {
 		if verbAt == 1 {
 			return Action{}, fmt.Errorf("action %q: %s takes no client", clip(s), a.Kind)
 		}
