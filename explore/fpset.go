@@ -29,8 +29,8 @@ const (
 	// by growNum/growDen, so its load stays between about 0.8 and 0.9.
 	maxLoadNum, maxLoadDen = 9, 10
 	growNum, growDen       = 9, 8
-	minHome                = 16 // home slots of a new segment
-	tailPad                = 8  // slots past the last home slot for clusters that run off the end
+	minHome                = 8 // home slots of a new segment
+	tailPad                = 4 // slots past the last home slot for clusters that run off the end
 )
 
 // fpSegment is one ordered table. slots has n home slots and a tail; its
@@ -44,14 +44,20 @@ type fpSegment struct {
 func newFPSet() *fpSet {
 	s := &fpSet{}
 	for i := range s.segs {
-		// stagger the first sizes so that the segments do not all grow at
-		// the same moment: the average load then stays near the middle of
-		// its range instead of following one saw-tooth.
-		n := uint64(minHome + minHome*i/numSegs)
-		s.segs[i] = fpSegment{slots: make([]uint64, n+tailPad), n: n}
+		// an empty segment has one (empty) slot and allocates on its first
+		// insert
+		s.segs[i] = fpSegment{slots: emptySeg[:], n: 1}
 	}
 	return s
 }
+
+var emptySeg [1]uint64
+
+// firstSize is segment g's first number of home slots. The sizes are
+// staggered so that the segments do not all grow at the same moment: the
+// average load then stays near the middle of its range instead of
+// following one saw-tooth.
+func firstSize(g int) uint64 { return uint64(minHome + minHome*g/numSegs) }
 
 // normFP maps the reserved empty value 0 to 1.
 func normFP(fp uint64) uint64 {
@@ -95,6 +101,10 @@ func (s *fpSet) insert(fp uint64) bool {
 
 // insert adds fp (not 0) to the segment; false if it was there.
 func (g *fpSegment) insert(fp uint64) bool {
+	if g.count == 0 && len(g.slots) == 1 {
+		n := firstSize(segOf(fp))
+		g.slots, g.n = make([]uint64, n+tailPad), n
+	}
 	slots := g.slots
 	i := home(fp, g.n)
 	for {
@@ -156,7 +166,9 @@ func (g *fpSegment) grow() {
 func (s *fpSet) bytes() int64 {
 	var b int64
 	for i := range s.segs {
-		b += int64(cap(s.segs[i].slots)) * 8
+		if c := cap(s.segs[i].slots); c > 1 {
+			b += int64(c) * 8
+		}
 	}
 	return b
 }

@@ -542,8 +542,11 @@ func (e *engine) overMemory(steps int64) bool {
 	return m > e.bounds.MaxMemory
 }
 
+// progressInterval is how often Config.Progress is called.
+var progressInterval = time.Second
+
 func (e *engine) progressLoop(f func(Progress), stop <-chan struct{}) {
-	t := time.NewTicker(time.Second)
+	t := time.NewTicker(progressInterval)
 	defer t.Stop()
 	for {
 		select {
