@@ -27,7 +27,7 @@ type trail struct {
 }
 
 const (
-	trailChunkBits = 16
+	trailChunkBits = 14
 	trailChunk     = 1 << trailChunkBits
 	wideAct        = 255
 	rootParent     = ^uint32(0)

@@ -1,9 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"runtime"
+	"strconv"
+	"strings"
 
+	"lockcheck/counterexamples"
 	"lockcheck/explore"
 	"lockcheck/model"
 )
@@ -12,42 +20,328 @@ func init() {
 	register("check", "exhaustive breadth-first search of one design: verdicts and shortest counterexamples", runCheck)
 }
 
-func runCheck(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("check", stderr)
+// checkArgs is what the flags of explore check ask for.
+type checkArgs struct {
+	name   string // as given: a preset stays "demo2"
+	design model.Design
+	props  []model.Property
+	bounds explore.Bounds
+	json   bool
+}
+
+// Limits on the numeric flags (the design's own numbers are checked by
+// Design.Validate).
+const (
+	maxStepsFlag   = 1 << 20
+	maxStatesFlag  = 4_000_000_000 // state numbers are 32 bits
+	maxMemoryFlag  = 1 << 24       // MB: 16 TB
+	maxWorkersFlag = 256
+)
+
+// designFlags are the flags that override a number of the design.
+var designFlags = []struct {
+	name, usage string
+	field       func(*model.Design) *int
+}{
+	{"horizon", "last tick (design parameter horizon)", func(d *model.Design) *int { return &d.HorizonTicks }},
+	{"pauses", "fault budget: pauses per run (design parameter pauses)", func(d *model.Design) *int { return &d.Pauses }},
+	{"max-pause", "longest pause in ticks (design parameter max-pause)", func(d *model.Design) *int { return &d.MaxPauseTicks }},
+	{"crashes", "fault budget: client crashes per run (design parameter crashes)", func(d *model.Design) *int { return &d.Crashes }},
+	{"slow", "fault budget: slow jobs per run (design parameter slow)", func(d *model.Design) *int { return &d.SlowJobs }},
+	{"clients", "clients, one job each (design parameter clients)", func(d *model.Design) *int { return &d.Clients }},
+}
+
+// parseCheckArgs reads the flags. help is true for -h; err is a one-line
+// description of bad input.
+func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err error) {
+	fs := flag.NewFlagSet("explore check", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
 	name := fs.String("design", "redis/cad/none/plain", "design name or preset (see 'explore designs')")
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
+	steps := fs.Int("steps", 0, "at most this many steps from the initial state (0 = no limit; the horizon bounds time)")
+	overrides := make([]*int, len(designFlags))
+	for i, f := range designFlags {
+		overrides[i] = fs.Int(f.name, 0, f.usage+"; default: the design's")
+	}
+	props := fs.String("properties", "all", "comma-separated properties to check: "+strings.Join(model.PropertyNames(), ", ")+", or all")
+	workers := fs.Int("workers", 0, "search goroutines (0 = GOMAXPROCS); the result is the same for any number")
+	sym := fs.Bool("symmetry", true, "symmetry reduction over interchangeable clients (-symmetry=false to turn off)")
+	maxStates := fs.Int64("max-states", 0, "stop after this many distinct states: incomplete (0 = no limit)")
+	maxMemory := fs.Int64("max-memory", 0, "stop when the search tables would pass this many MB: incomplete (0 = no limit)")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
+	var u bytes.Buffer
+	fs.SetOutput(&u)
+	fmt.Fprintln(&u, "usage: explore check -design NAME [flags]")
+	fmt.Fprintln(&u, "Exit codes: 0 every always-property holds within the bounds, 1 one is violated, 2 bad input, 3 incomplete.")
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	usage = u.String()
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return a, true, usage, nil
+		}
+		return a, false, usage, errors.New(strings.ReplaceAll(err.Error(), "\n", " "))
+	}
+	if fs.NArg() != 0 {
+		return a, false, usage, fmt.Errorf("unexpected argument %q (flags only; see explore check -h)", clip(fs.Arg(0)))
 	}
 	d, err := model.ParseDesign(*name)
 	if err != nil {
-		fmt.Fprintln(stderr, "explore check:", err)
-		return exitUsage
+		return a, false, usage, err
 	}
-	rep, err := explore.Check(explore.Config{Design: d, Bounds: explore.Bounds{Symmetry: true}})
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for i, f := range designFlags {
+		if set[f.name] {
+			*f.field(&d) = *overrides[i]
+		}
+	}
+	if err := d.Validate(); err != nil {
+		return a, false, usage, err
+	}
+	a.design = d
+	if a.props, err = model.ParseProperties(*props); err != nil {
+		return a, false, usage, err
+	}
+	for _, n := range []struct {
+		flag, zero string
+		v, limit   int64
+	}{
+		{"steps", "no limit", int64(*steps), maxStepsFlag},
+		{"workers", "all cores", int64(*workers), maxWorkersFlag},
+		{"max-states", "no limit", *maxStates, maxStatesFlag},
+		{"max-memory", "no limit", *maxMemory, maxMemoryFlag},
+	} {
+		if n.v < 0 || n.v > n.limit {
+			return a, false, usage, fmt.Errorf("-%s %d: want 0 (%s) to %d", n.flag, n.v, n.zero, n.limit)
+		}
+	}
+	a.name = strings.TrimSpace(*name)
+	a.bounds = explore.Bounds{
+		MaxSteps:  *steps,
+		MaxStates: int(*maxStates),
+		MaxMemory: *maxMemory << 20,
+		Workers:   *workers,
+		Symmetry:  *sym,
+	}
+	a.json = *asJSON
+	return a, false, usage, nil
+}
+
+func runCheck(args []string, stdout, stderr io.Writer) int {
+	a, help, usage, err := parseCheckArgs(args)
+	if help {
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "explore check:", err)
 		return exitUsage
 	}
+	d := a.design
+	rep, err := explore.Check(explore.Config{Design: d, Properties: a.props, Bounds: a.bounds, Progress: func(p explore.Progress) {
+		fmt.Fprintf(stderr, "explore check: %s states, %s transitions, depth %d, %s states/s, %s MB, %.0fs\n",
+			thousands(p.States), thousands(p.Transitions), p.Depth, thousands(int64(float64(p.States)/max(p.Seconds, 1e-9))), thousands(p.MemoryBytes>>20), p.Seconds)
+	}})
+	if err != nil {
+		fmt.Fprintln(stderr, "explore check:", err)
+		return exitUsage
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
 	code := exitOK
-	fmt.Fprintf(stdout, "design %s\n", d.Name())
 	for _, r := range rep.Results {
-		fmt.Fprintf(stdout, "  %-19s %s\n", r.Property, r.Status)
+		if r.Status == explore.Incomplete && code == exitOK {
+			code = exitIncomplete
+		}
 		if r.Status == explore.Violated {
 			code = exitViolated
 		}
 	}
+	var runs []*model.Run // replays of the violated Always properties, in order
+	var violated []explore.Result
 	for _, r := range rep.Results {
 		if r.Status != explore.Violated {
 			continue
 		}
 		run, err := model.Replay(&d, r.Trace)
 		if err != nil {
-			fmt.Fprintln(stderr, "explore check: internal error: counterexample does not replay:", err)
+			fmt.Fprintf(stderr, "explore check: internal error: the counterexample for %s does not replay: %v\n", r.Property, err)
 			return exitUsage
 		}
-		fmt.Fprintf(stdout, "\nshortest counterexample for %s (%d steps):\n\n%s", r.Property, len(r.Trace), model.Render(run))
-		break
+		runs = append(runs, run)
+		violated = append(violated, r)
 	}
-	fmt.Fprintf(stdout, "\nstates %d, transitions %d, depth %d\n", rep.Stats.Distinct, rep.Stats.Transitions, rep.Stats.Depth)
+	if a.json {
+		if err := writeCheckJSON(stdout, &a, rep, violated, ms.Sys); err != nil {
+			fmt.Fprintln(stderr, "explore check:", err)
+			return exitUsage
+		}
+		return code
+	}
+	writeCheckText(stdout, &a, rep, violated, runs, ms.Sys)
 	return code
+}
+
+// statusText is a verdict in the report's words.
+func statusText(r explore.Result) string {
+	switch r.Status {
+	case explore.Holds:
+		return "holds (within bounds)"
+	case explore.Violated, explore.Seen:
+		return fmt.Sprintf("%s (%d steps)", r.Status, len(r.Trace))
+	case explore.NotSeen:
+		return "not seen"
+	}
+	return string(r.Status)
+}
+
+func writeCheckText(w io.Writer, a *checkArgs, rep *explore.Report, violated []explore.Result, runs []*model.Run, sys uint64) {
+	d := a.design
+	if a.name != d.Name() {
+		fmt.Fprintf(w, "design %s (-design %s)\n", d.Name(), a.name)
+	} else {
+		fmt.Fprintf(w, "design %s\n", d.Name())
+	}
+	fmt.Fprintf(w, "bounds: %s\n\n", counterexamples.BoundsText(d, a.bounds))
+	for _, r := range rep.Results {
+		fmt.Fprintf(w, "  %-19s %s\n", r.Property, statusText(r))
+	}
+	if len(violated) > 0 {
+		fmt.Fprintf(w, "\nshortest counterexample for %s (%d steps):\n\n%s", violated[0].Property, len(violated[0].Trace), model.Render(runs[0]))
+		if len(violated) > 1 {
+			var others []string
+			for _, r := range violated[1:] {
+				others = append(others, fmt.Sprintf("%s (%d steps)", r.Property, len(r.Trace)))
+			}
+			fmt.Fprintf(w, "\nalso violated: %s; show one with -properties NAME\n", strings.Join(others, ", "))
+		}
+	}
+	st := rep.Stats
+	end := "complete"
+	if !st.Complete {
+		switch st.StoppedBy {
+		case "":
+			end = "stopped: every property decided"
+		case "max-states":
+			end = fmt.Sprintf("stopped by -max-states %d", a.bounds.MaxStates)
+		case "max-steps":
+			end = fmt.Sprintf("stopped by -steps %d", a.bounds.MaxSteps)
+		case "max-memory":
+			end = fmt.Sprintf("stopped by -max-memory %d", a.bounds.MaxMemory>>20)
+		default:
+			end = "stopped by " + st.StoppedBy
+		}
+	}
+	fmt.Fprintf(w, "\nsearch: %s distinct states, %s transitions, depth %d, %s\n", thousands(st.Distinct), thousands(st.Transitions), st.Depth, end)
+	fmt.Fprintf(w, "time: %.2f s, %s states/s; memory: %s MB peak (Go runtime), %.1f bytes per visited state\n",
+		st.Seconds, thousands(int64(float64(st.Distinct)/max(st.Seconds, 1e-9))), thousands(int64(sys>>20)), bytesPerState(st))
+}
+
+func bytesPerState(st explore.Stats) float64 {
+	if st.Distinct == 0 {
+		return 0
+	}
+	return float64(st.VisitedBytes) / float64(st.Distinct)
+}
+
+// checkJSON is the -json object. Every field but the stats' seconds,
+// states_per_second and peak_memory_bytes is the same from run to run.
+type checkJSON struct {
+	Design         string          `json:"design"`
+	Bounds         checkBoundsJSON `json:"bounds"`
+	Results        []checkResJSON  `json:"results"`
+	Stats          checkStatsJSON  `json:"stats"`
+	Counterexample *checkCexJSON   `json:"counterexample"` // the first violated property's; null if none
+}
+
+type checkBoundsJSON struct {
+	Steps       int   `json:"steps"` // 0: no limit
+	Horizon     int   `json:"horizon"`
+	Pauses      int   `json:"pauses"`
+	MaxPause    int   `json:"max_pause"`
+	Crashes     int   `json:"crashes"`
+	Slow        int   `json:"slow"`
+	Clients     int   `json:"clients"`
+	MaxStates   int   `json:"max_states"`    // 0: no limit
+	MaxMemoryMB int64 `json:"max_memory_mb"` // 0: no limit
+	Symmetry    bool  `json:"symmetry"`
+}
+
+type checkResJSON struct {
+	Property    string `json:"property"`
+	Expect      string `json:"expect"` // always or sometimes
+	Status      string `json:"status"` // holds, violated, seen, not-seen, incomplete
+	TraceLength *int   `json:"trace_length,omitempty"`
+}
+
+type checkStatsJSON struct {
+	Distinct        int64   `json:"distinct"`
+	Transitions     int64   `json:"transitions"`
+	Depth           int     `json:"depth"`
+	Complete        bool    `json:"complete"`
+	StoppedBy       string  `json:"stopped_by,omitempty"`
+	BytesPerState   float64 `json:"bytes_per_state"`
+	Seconds         float64 `json:"seconds"`
+	StatesPerSecond int64   `json:"states_per_second"`
+	PeakMemoryBytes uint64  `json:"peak_memory_bytes"`
+}
+
+type checkCexJSON struct {
+	Property string   `json:"property"`
+	Steps    []string `json:"steps"`
+}
+
+func writeCheckJSON(w io.Writer, a *checkArgs, rep *explore.Report, violated []explore.Result, sys uint64) error {
+	d := a.design
+	out := checkJSON{
+		Design: d.Name(),
+		Bounds: checkBoundsJSON{
+			Steps: a.bounds.MaxSteps, Horizon: d.HorizonTicks, Pauses: d.Pauses, MaxPause: d.MaxPauseTicks,
+			Crashes: d.Crashes, Slow: d.SlowJobs, Clients: d.Clients,
+			MaxStates: a.bounds.MaxStates, MaxMemoryMB: a.bounds.MaxMemory >> 20, Symmetry: a.bounds.Symmetry,
+		},
+		Results: []checkResJSON{},
+	}
+	for _, r := range rep.Results {
+		res := checkResJSON{Property: r.Property, Expect: r.Expect.String(), Status: string(r.Status)}
+		if r.Trace != nil {
+			n := len(r.Trace)
+			res.TraceLength = &n
+		}
+		out.Results = append(out.Results, res)
+	}
+	st := rep.Stats
+	out.Stats = checkStatsJSON{
+		Distinct: st.Distinct, Transitions: st.Transitions, Depth: st.Depth, Complete: st.Complete, StoppedBy: st.StoppedBy,
+		BytesPerState: float64(int(bytesPerState(st)*100)) / 100,
+		Seconds:       st.Seconds, StatesPerSecond: int64(float64(st.Distinct) / max(st.Seconds, 1e-9)), PeakMemoryBytes: sys,
+	}
+	if len(violated) > 0 {
+		cex := &checkCexJSON{Property: violated[0].Property, Steps: []string{}}
+		for _, act := range violated[0].Trace {
+			cex.Steps = append(cex.Steps, act.String())
+		}
+		out.Counterexample = cex
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// thousands writes n with commas: 10,649,237.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
 }
