@@ -1,19 +1,13 @@
 package reality
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
+	"lockcheck/counterexamples"
 	"lockcheck/model"
 )
-
-// counterexampleMagic is the first line of a counterexample file (see
-// package counterexamples).
-const counterexampleMagic = "lockcheck counterexample"
-
-// parseCounterexample reads a counterexample file into an Input; wired in
-// by cx.go. When nil, counterexample files are refused with a clear error.
-var parseCounterexample func(source, text string) (*Input, error)
 
 // maxInputBytes bounds what Load reads.
 const maxInputBytes = 4 << 20
@@ -27,14 +21,17 @@ func Load(source, text string) (*Input, error) {
 		return nil, fmt.Errorf("%s: %d bytes, more than the %d a scenario may have", source, len(text), maxInputBytes)
 	}
 	var in *Input
-	if firstLine(text) == counterexampleMagic {
-		if parseCounterexample == nil {
-			return nil, fmt.Errorf("%s: a counterexample file, and this build cannot read them yet (give a scenario file: \"design NAME\" and action lines)", source)
+	if firstLine(text) == counterexamples.Magic {
+		f, err := counterexamples.Parse(text)
+		if err != nil {
+			var pe *counterexamples.ParseError
+			if errors.As(err, &pe) {
+				return nil, fmt.Errorf("%s:%d: %s", source, pe.Line, pe.Msg)
+			}
+			return nil, fmt.Errorf("%s: %v", source, err)
 		}
-		var err error
-		if in, err = parseCounterexample(source, text); err != nil {
-			return nil, err
-		}
+		in = &Input{Source: source, Kind: "counterexample", DesignName: f.Design.Name(), Design: f.Design, Trace: f.Trace,
+			Doc: "counterexample: " + f.Property}
 	} else {
 		sc, err := model.ParseScenario(text)
 		if err != nil {

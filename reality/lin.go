@@ -11,13 +11,19 @@ import (
 // check in milliseconds.
 const linTimeout = 10 * time.Second
 
-func init() {
-	checkRunLin = func(r *model.Run) (string, string, error) {
-		res, err := linearizability.CheckRun(r, linearizability.Options{Timeout: linTimeout})
-		return string(res.Verdict), res.Summary, err
+// linearizable checks both job histories, the model's and reality's, each
+// with its final counter, against an atomic counter (porcupine, through
+// the linearizability package).
+func linearizable(c *Comparison, run *model.Run, p *Play) {
+	opts := linearizability.Options{Timeout: linTimeout}
+	if res, err := linearizability.CheckRun(run, opts); err != nil {
+		c.Model.LinSummary = "not checked: " + err.Error()
+	} else {
+		c.Model.Linearizable, c.Model.LinSummary = string(res.Verdict), res.Summary
 	}
-	checkJobsLin = func(jobs []model.Job, final int) (string, string, error) {
-		res, err := linearizability.CheckJobs(jobs, final, linearizability.Options{Timeout: linTimeout})
-		return string(res.Verdict), res.Summary, err
+	if res, err := linearizability.CheckJobs(realHistory(&c.d, p), p.Counter, opts); err != nil {
+		c.Real.LinSummary = "not checked: " + err.Error()
+	} else {
+		c.Real.Linearizable, c.Real.LinSummary = string(res.Verdict), res.Summary
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -251,5 +252,66 @@ func TestTTLAndTick(t *testing.T) {
 	}
 	if err := CheckTick(DefaultTick); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// counterexampleFeatures pick which checked-in counterexamples are played
+// for real by default: for each word, the first playable Redis file (in
+// name order) whose name has it. LOCKCHECK_REALITY_ALL=1 plays every file.
+var counterexampleFeatures = []string{"own-release", "wait-notify", "set-expire", "check-validity",
+	"delays", "renew", "cond-update", "incr-after", "cas", "slow"}
+
+// TestCounterexamplesOnRealRedis plays counterexample files from
+// counterexamples/ for real: each must agree with the model, and so show
+// its violation on the real server too.
+func TestCounterexamplesOnRealRedis(t *testing.T) {
+	all, err := filepath.Glob("../counterexamples/*.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	if os.Getenv("LOCKCHECK_REALITY_ALL") == "1" {
+		for _, f := range all {
+			files = append(files, filepath.Base(f))
+		}
+	} else {
+		for _, w := range counterexampleFeatures {
+			for _, f := range all {
+				name := filepath.Base(f)
+				if strings.HasPrefix(name, "redis-") && strings.Contains(name, w) && !strings.Contains(name, "node-crashes") && !strings.Contains(name, "jumps") {
+					files = append(files, name)
+					break
+				}
+			}
+		}
+		if len(files) < 5 {
+			t.Fatalf("only %d Redis counterexamples found in ../counterexamples (%v): the catalogue moved?", len(files), files)
+		}
+	}
+	for _, name := range files {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join("..", "counterexamples", name)
+			text, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, err := Load("counterexamples/"+name, string(text))
+			if err != nil {
+				if os.Getenv("LOCKCHECK_REALITY_ALL") == "1" && strings.Contains(err.Error(), "not played for real") {
+					t.Skip(err)
+				}
+				t.Fatal(err)
+			}
+			c := reproduce(t, in, Options{})
+			if !c.Agree {
+				t.Fatalf("reality differs from the model:\n%s", c.Text())
+			}
+			prop := strings.TrimPrefix(in.Doc, "counterexample: ")
+			for _, p := range c.Real.Properties {
+				if p.Property == prop && !p.Shown {
+					t.Fatalf("the real run does not show %s:\n%s", prop, c.Text())
+				}
+			}
+		})
 	}
 }

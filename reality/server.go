@@ -202,6 +202,32 @@ func (s *Server) Stop() error {
 	return err
 }
 
+// CheckLoopback accepts host:port only on the loopback interface
+// (localhost, 127.0.0.0/8, ::1): real runs send traffic nowhere else.
+func CheckLoopback(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q: want host:port, e.g. 127.0.0.1:6379", clipText(addr))
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%q: port %q: want 1 to 65535", clipText(addr), clipText(port))
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("%q: want a loopback address (localhost, 127.0.0.1, ::1): real runs stay on this machine", clipText(addr))
+}
+
+func clipText(s string) string {
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return strings.ToValidUTF8(s, "?")
+}
+
 // clientOptions are the go-redis options of every connection we open: one
 // connection per client, no retries (a retried write could apply twice), no
 // client-side extras, timeouts well inside a run's budget.

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+
+	"lockcheck/model"
+	"lockcheck/reality"
+)
+
+func init() {
+	register("reproduce", "play a scenario or counterexample on a real Redis and compare it with the model", runReproduce)
+}
+
+// reproduceMaxBytes bounds what reproduce reads from FILE.
+const reproduceMaxBytes = 4 << 20
+
+// runReproduce exits 0 when model and reality agree, 1 when they differ,
+// 2 on bad input, 3 when the run could not be judged (no server, or the
+// machine could not keep the schedule's timing).
+func runReproduce(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("reproduce", stderr)
+	tick := fs.Duration("tick", reality.DefaultTick, "one model tick in real time (whole milliseconds, 10ms to 10s)")
+	asJSON := fs.Bool("json", false, "print the comparison as JSON")
+	addr := fs.String("addr", "", "use the Redis server at this loopback host:port instead of starting redis-server (the run resets its own keys in -lock-db and -store-db)")
+	lockDB := fs.Int("lock-db", 0, "database of lock:order-42 and lock:fence (0 to 15)")
+	storeDB := fs.Int("store-db", 1, "database of the counter (0 to 15, not -lock-db)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: explore reproduce [flags] FILE   (a scenario file such as model/scenarios/demo2.txt, demo1…demo6, or a counterexample file)")
+		fmt.Fprintln(stderr, "exit 0: model and reality agree; 1: they differ; 2: bad input; 3: not judged (no server, or the machine could not keep the timing)")
+		fs.PrintDefaults()
+	}
+	file, code, ok := parseFileAndFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if file == "" {
+		fmt.Fprintln(stderr, "explore reproduce: want one scenario or counterexample file (e.g. model/scenarios/demo2.txt)")
+		return exitUsage
+	}
+	if err := reality.CheckTick(*tick); err != nil {
+		fmt.Fprintln(stderr, "explore reproduce: -"+err.Error())
+		return exitUsage
+	}
+	if *lockDB < 0 || *lockDB > 15 || *storeDB < 0 || *storeDB > 15 || *lockDB == *storeDB {
+		fmt.Fprintf(stderr, "explore reproduce: -lock-db %d, -store-db %d: want two different databases from 0 to 15\n", *lockDB, *storeDB)
+		return exitUsage
+	}
+	if *addr != "" {
+		if err := reality.CheckLoopback(*addr); err != nil {
+			fmt.Fprintln(stderr, "explore reproduce: -addr", err)
+			return exitUsage
+		}
+	}
+	text, err := readScenario(file)
+	if err != nil {
+		fmt.Fprintln(stderr, "explore reproduce:", err)
+		return exitUsage
+	}
+	in, err := reality.Load(file, text)
+	if err != nil {
+		fmt.Fprintln(stderr, "explore reproduce:", err)
+		return exitUsage
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	server := *addr
+	label := "Redis at " + *addr
+	if *addr == "" {
+		bin, err := reality.FindServer()
+		if err != nil {
+			fmt.Fprintln(stderr, "explore reproduce:", err, "(or give -addr of a running server)")
+			return exitIncomplete
+		}
+		sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		srv, err := reality.StartServer(sctx, bin)
+		cancel()
+		if err != nil {
+			fmt.Fprintln(stderr, "explore reproduce:", err)
+			return exitIncomplete
+		}
+		defer srv.Stop()
+		server = srv.Addr()
+		label = fmt.Sprintf("redis-server %s on %s", srv.Version(), srv.Addr())
+	}
+	c, err := reality.Reproduce(ctx, in, label, reality.Options{Addr: server, Tick: *tick, LockDB: *lockDB, StoreDB: *storeDB})
+	if err != nil {
+		fmt.Fprintln(stderr, "explore reproduce:", err)
+		return exitIncomplete
+	}
+	if *asJSON {
+		out, err := json.MarshalIndent(c, "", "  ")
+		if err != nil {
+			fmt.Fprintln(stderr, "explore reproduce:", err)
+			return exitIncomplete
+		}
+		fmt.Fprintf(stdout, "%s\n", out)
+	} else {
+		fmt.Fprint(stdout, c.Text())
+	}
+	return reproduceExit(c)
+}
+
+// reproduceExit maps a comparison to the exit code.
+func reproduceExit(c *reality.Comparison) int {
+	switch {
+	case c.Late:
+		return exitIncomplete
+	case c.Agree:
+		return exitOK
+	}
+	return exitViolated
+}
+
+// parseFileAndFlags parses flags given before or after the one FILE
+// argument. file is "" when none was given.
+func parseFileAndFlags(fs *flag.FlagSet, args []string) (file string, code int, ok bool) {
+	if code, ok := parseFlags(fs, args); !ok {
+		return "", code, false
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return "", 0, true
+	}
+	file = rest[0]
+	if code, ok := parseFlags(fs, rest[1:]); !ok {
+		return "", code, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "explore reproduce: one FILE only, got also %q\n", clip(fs.Arg(0)))
+		return "", exitUsage, false
+	}
+	return file, 0, true
+}
+
+// readScenario reads FILE, or, when no such file exists, the demo it names
+// (demo2, or 2).
+func readScenario(name string) (string, error) {
+	data, err := readLimited(name, reproduceMaxBytes)
+	if err == nil {
+		return string(data), nil
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		if dm, derr := model.LoadDemo(name); derr == nil {
+			return dm.Scenario.Format(), nil
+		}
+		return "", fmt.Errorf("%s: no such file (and not a demo: demo1 … demo6)", clip(name))
+	}
+	return "", err
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"lockcheck/reality"
+)
+
+func TestReproduceBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := dir + "/bad.txt"
+	require.NoError(t, os.WriteFile(bad, []byte("design demo2\nA fly\n"), 0o644))
+	zk := dir + "/zk.txt"
+	require.NoError(t, os.WriteFile(zk, []byte("design zookeeper/cad/none/plain\nA acquire\n"), 0o644))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"reproduce"}, "want one scenario or counterexample file"},
+		{[]string{"reproduce", dir + "/missing.txt"}, "no such file"},
+		{[]string{"reproduce", bad}, `unknown verb "fly"`},
+		{[]string{"reproduce", zk}, "not played for real"},
+		{[]string{"reproduce", "-tick", "5ms", "demo2"}, "want whole milliseconds from 10ms to 10s"},
+		{[]string{"reproduce", "demo2", "-tick", "1500us"}, "want whole milliseconds"},
+		{[]string{"reproduce", "-addr", "10.0.0.1:6379", "demo2"}, "want a loopback address"},
+		{[]string{"reproduce", "-lock-db", "3", "-store-db", "3", "demo2"}, "two different databases"},
+		{[]string{"reproduce", "demo2", "demo3"}, "one FILE only"},
+		{[]string{"reproduce", "demo9"}, "not a demo"},
+	} {
+		code, out, errs := runCmd(c.args...)
+		require.Equal(t, exitUsage, code, "%v: %s", c.args, errs)
+		require.Empty(t, out, "%v: nothing half-written on stdout", c.args)
+		require.Contains(t, errs, c.want, "%v", c.args)
+		require.Equal(t, 1, strings.Count(strings.TrimSpace(errs), "\n")+1, "%v: one line: %q", c.args, errs)
+	}
+}
+
+func TestReproduceExit(t *testing.T) {
+	require.Equal(t, exitOK, reproduceExit(&reality.Comparison{Agree: true}))
+	require.Equal(t, exitViolated, reproduceExit(&reality.Comparison{Agree: false, Differences: []string{"x"}}))
+	require.Equal(t, exitIncomplete, reproduceExit(&reality.Comparison{Late: true}))
+}
+
+// needRedis skips when redis-server is not installed, except in CI.
+func needRedis(t *testing.T) {
+	t.Helper()
+	if _, err := reality.FindServer(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but %v", err)
+		}
+		t.Skipf("skipped: %v", err)
+	}
+}
+
+// runReal runs reproduce with a 50ms tick, doubled while the run is void
+// (exit 3 with a void verdict: the machine could not keep the timing), up
+// to 400ms.
+func runReal(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	for tick := 50 * time.Millisecond; ; tick *= 2 {
+		code, out, errs := runCmd(append([]string{"reproduce", "-tick", tick.String()}, args...)...)
+		if code != exitIncomplete || !strings.Contains(out, "void") || tick >= 400*time.Millisecond {
+			return code, out, errs
+		}
+		t.Logf("void run at tick %v, again with %v", tick, 2*tick)
+	}
+}
+
+func TestReproduceDemoOnRealRedis(t *testing.T) {
+	needRedis(t)
+	code, out, errs := runReal(t, "../../model/scenarios/demo2.txt")
+	require.Equal(t, exitOK, code, "%s\n%s", out, errs)
+	require.Contains(t, out, "verdict: reality agrees with the model: lost update on the real servers too: counter 2 after 3 accepted writes")
+	require.Regexp(t, `✗ acted without the key +A step 46 \(t=15\) +A step 46 \(t=15\)`, out)
+}
+
+func TestReproduceCounterexampleJSON(t *testing.T) {
+	needRedis(t)
+	// flags after FILE, a server of our own given with -addr and other databases
+	srv, err := reality.StartServer(context.Background(), mustServer(t))
+	require.NoError(t, err)
+	defer srv.Stop()
+	code, out, errs := runReal(t, "../../counterexamples/redis-del-none-plain--own-release.txt", "-json", "-addr", srv.Addr(), "-lock-db", "4", "-store-db", "7")
+	require.Equal(t, exitOK, code, "%s\n%s", out, errs)
+	var c reality.Comparison
+	require.NoError(t, json.Unmarshal([]byte(out), &c))
+	require.True(t, c.Agree)
+	require.NotEmpty(t, c.Real.RemovedOther, "the real DEL removed another's key")
+	require.Equal(t, c.Model.RemovedOther, c.Real.RemovedOther)
+}
+
+func mustServer(t *testing.T) string {
+	bin, err := reality.FindServer()
+	require.NoError(t, err)
+	return bin
+}
