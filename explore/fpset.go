@@ -124,7 +124,7 @@ func (g *fpSegment) insert(fp uint64) bool {
 	}
 	if j == uint64(len(slots))-1 {
 		// the cluster reached the last slot, which must stay empty
-		slots = append(slots, make([]uint64, len(slots)-int(g.n))...)
+		slots = extend(slots, g.n)
 		g.slots = slots
 	}
 	copy(slots[i+1:j+1], slots[i:j])
@@ -154,12 +154,20 @@ func (g *fpSegment) grow() {
 			i = next
 		}
 		if i >= uint64(len(out))-1 {
-			out = append(out, make([]uint64, len(out))...)
+			out = extend(out, n)
 		}
 		out[i] = v
 		next = i + 1
 	}
 	g.slots, g.n = out, n
+}
+
+// extend doubles the tail of a segment's slots (the part past its n home
+// slots), allocating exactly.
+func extend(slots []uint64, n uint64) []uint64 {
+	out := make([]uint64, uint64(len(slots))+(uint64(len(slots))-n))
+	copy(out, slots)
+	return out
 }
 
 // bytes is the memory the table holds.

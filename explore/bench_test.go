@@ -1,0 +1,63 @@
+package explore
+
+import (
+	"runtime"
+	"testing"
+
+	"lockcheck/model"
+)
+
+// The SPIN baseline's world (../shared/baselines/spin): one Redis node,
+// check-and-delete, token on reads and writes, storage refusing a token
+// below the highest seen, TTL 10, W 2, one pause of 1 to 15 ticks, and a
+// clock that may tick at any moment. SPIN's clock runs 0..40; ours starts
+// at t=1, so horizon 41 gives the same number of ticks. SPIN checks only
+// no-lost-update in this configuration (it holds), so the whole space is
+// explored.
+const spinDesign = "redis/cad/rw/max-token,clock=free,horizon=41"
+
+// Run with
+//
+//	go test ./explore -run '^$' -bench . -benchtime 1x -count 5 | tee new.txt
+//	benchstat new.txt
+//
+// The 4-client benchmark takes tens of seconds an iteration; -bench
+// 'SPIN3' skips it.
+func benchSearch(b *testing.B, name string, sym bool, workers int) {
+	d, err := model.ParseDesign(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	props, err := model.ParseProperties("no-lost-update")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var r *Report
+	var seconds float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, err = Check(Config{Design: d, Properties: props, Bounds: Bounds{Symmetry: sym, Workers: workers}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		seconds += r.Stats.Seconds
+		if r.Results[0].Status != Holds {
+			b.Fatalf("no-lost-update: %v", r.Results[0])
+		}
+	}
+	b.StopTimer()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(r.Stats.Distinct), "states")
+	b.ReportMetric(float64(r.Stats.Transitions), "transitions")
+	b.ReportMetric(float64(r.Stats.Distinct)*float64(b.N)/seconds, "states/s")
+	b.ReportMetric(float64(r.Stats.VisitedBytes)/float64(r.Stats.Distinct), "B/state")
+	b.ReportMetric(float64(r.Stats.MemoryBytes)/(1<<20), "search-MB")
+	b.ReportMetric(float64(ms.Sys)/(1<<20), "sys-MB")
+}
+
+func BenchmarkSPIN3Symmetry(b *testing.B)          { benchSearch(b, spinDesign, true, 0) }
+func BenchmarkSPIN3NoSymmetry(b *testing.B)        { benchSearch(b, spinDesign, false, 0) }
+func BenchmarkSPIN3SymmetryWorker1(b *testing.B)   { benchSearch(b, spinDesign, true, 1) }
+func BenchmarkSPIN3NoSymmetryWorker1(b *testing.B) { benchSearch(b, spinDesign, false, 1) }
+func BenchmarkSPIN4Symmetry(b *testing.B)          { benchSearch(b, spinDesign+",clients=4", true, 0) }
