@@ -136,6 +136,16 @@ func (g *fpSegment) insert(fp uint64) bool {
 	return true
 }
 
+// touch reads the home slot of every fp and returns their sum: a prefetch.
+func (g *fpSegment) touch(fps []uint64) uint64 {
+	var sum uint64
+	slots, n := g.slots, g.n
+	for _, fp := range fps {
+		sum += slots[home(fp, n)]
+	}
+	return sum
+}
+
 // grow moves the segment into a table with growNum/growDen as many home
 // slots, in one pass: the entries are already in order.
 func (g *fpSegment) grow() {

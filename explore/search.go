@@ -76,9 +76,10 @@ const unitStates = 256
 const stateBytes = int64(unsafe.Sizeof(model.State{}))
 
 // stepBytes is the memory one generated step takes while its level is
-// merged: its fingerprint in its unit, then a copy with its position in the
-// bucket of its segment, and a new-or-not flag.
-const stepBytes = 8 + 8 + 4 + 1
+// merged: its fingerprint in its unit, then a copy in the bucket of its
+// segment with a new-or-not flag, its bucket position, and the flag again
+// in generation order.
+const stepBytes = 8 + 8 + 1 + 4 + 1
 
 // engine is one search. Each level goes through three phases:
 //
@@ -112,8 +113,9 @@ type engine struct {
 	// the merge's buffers, reused from level to level
 	steps   int64    // steps generated in the level
 	bfp     []uint64 // fingerprints bucketed by segment
-	bpos    []uint32 // their generation index
-	isNew   []bool   // by generation index
+	bnew    []bool   // by bucket position: the first of its fingerprint and not yet visited
+	kOf     []uint32 // by generation index: its bucket position
+	isNew   []bool   // by generation index: bnew[kOf[·]], gathered by unit
 	hist    [][]int  // per worker: steps per segment, then the write cursors
 	bucketT []int    // start of each segment's bucket, and the end
 
@@ -389,82 +391,124 @@ func (e *engine) recordLevel(live []int) error {
 }
 
 // merge is phase 2: bucket the level's fingerprints by segment (a stable
-// counting sort, in parallel over ranges of units), then insert each bucket
-// into its segment in generation order (in parallel over segments).
+// counting sort over fixed groups of units), then insert each bucket into
+// its segment in generation order. Groups and segment ranges are handed
+// out to the workers as they come free, so a worker that the machine
+// delays does not hold the others up; the groups do not depend on the
+// number of workers. Each worker writes only its own ranges of the arrays
+// (the verdicts go by bucket position, not by generation index), so that
+// workers do not share cache lines.
 func (e *engine) merge() {
-	w := e.workers
 	steps := int(e.steps)
 	if cap(e.bfp) < steps {
 		e.bfp = make([]uint64, steps)
-		e.bpos = make([]uint32, steps)
+		e.bnew = make([]bool, steps)
+		e.kOf = make([]uint32, steps)
 		e.isNew = make([]bool, steps)
 	}
-	e.bfp, e.bpos, e.isNew = e.bfp[:steps], e.bpos[:steps], e.isNew[:steps]
-	for len(e.hist) < w {
+	e.bfp, e.bnew, e.kOf, e.isNew = e.bfp[:steps], e.bnew[:steps], e.kOf[:steps], e.isNew[:steps]
+	units := e.units
+	groups := min(mergeGroups, len(units))
+	for len(e.hist) < groups {
 		e.hist = append(e.hist, make([]int, numSegs))
 	}
 	if e.bucketT == nil {
 		e.bucketT = make([]int, numSegs+1)
 	}
-	units := e.units
-	span := func(me int) []*unit { return units[me*len(units)/w : (me+1)*len(units)/w] }
-	e.parallel(func(me int) {
-		h := e.hist[me]
+	group := func(c int) []*unit { return units[c*len(units)/groups : (c+1)*len(units)/groups] }
+	e.forEach(groups, func(c int) {
+		h := e.hist[c]
 		clear(h)
-		for _, u := range span(me) {
+		for _, u := range group(c) {
 			for _, fp := range u.fps {
 				h[segOf(fp)]++
 			}
 		}
 	})
-	// cursors: segment by segment, worker by worker (worker me's units come
-	// before worker me+1's, so each bucket stays in generation order)
+	// cursors: segment by segment, group by group, so that each bucket
+	// stays in generation order
 	at := 0
 	for g := 0; g < numSegs; g++ {
 		e.bucketT[g] = at
-		for me := 0; me < w; me++ {
-			c := e.hist[me][g]
-			e.hist[me][g] = at
-			at += c
+		for c := 0; c < groups; c++ {
+			n := e.hist[c][g]
+			e.hist[c][g] = at
+			at += n
 		}
 	}
 	e.bucketT[numSegs] = at
-	e.parallel(func(me int) {
-		h := e.hist[me]
-		for _, u := range span(me) {
-			pos := uint32(u.first)
+	e.forEach(groups, func(c int) {
+		h := e.hist[c]
+		for _, u := range group(c) {
+			pos := u.first
 			for _, fp := range u.fps {
 				g := segOf(fp)
 				k := h[g]
-				e.bfp[k], e.bpos[k] = fp, pos
+				e.bfp[k], e.kOf[pos] = fp, uint32(k)
 				h[g] = k + 1
 				pos++
 			}
 		}
 	})
-	e.parallel(func(me int) {
-		for g := me * numSegs / w; g < (me+1)*numSegs/w; g++ {
+	const span = numSegs / mergeRanges
+	e.forEach(mergeRanges, func(r int) {
+		var sink uint64
+		for g := r * span; g < (r+1)*span; g++ {
 			seg := &e.set.segs[g]
 			lo, hi := e.bucketT[g], e.bucketT[g+1]
+			// touch every home slot first: independent loads that the CPU
+			// overlaps, so that the inserts below find them in cache
+			sink += seg.touch(e.bfp[lo:hi])
 			for k := lo; k < hi; k++ {
-				e.isNew[e.bpos[k]] = seg.insert(e.bfp[k])
+				e.bnew[k] = seg.insert(e.bfp[k])
 			}
+		}
+		touchSink.Add(sink)
+	})
+}
+
+// The merge's work items: groups of units for the counting sort, ranges of
+// segments for the inserts.
+const (
+	mergeGroups = 64
+	mergeRanges = 128
+)
+
+// forEach runs f(0) … f(n-1), the workers taking indices as they come free.
+func (e *engine) forEach(n int, f func(i int)) {
+	var next atomic.Int64
+	e.parallel(func(int) {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return
+			}
+			f(i)
 		}
 	})
 }
+
+// touchSink keeps the touch loads from being optimised away.
+var touchSink atomic.Uint64
 
 // collect is phase 3: number the new states in generation order (up to
 // MaxStates), rebuild them from their parents, and record parent and
 // action. It reports whether MaxStates stopped it.
 func (e *engine) collect() bool {
-	fresh := 0
-	for _, u := range e.units {
+	e.forUnits(func(u *unit) {
 		u.fresh = 0
-		for _, ok := range e.isNew[u.first : u.first+int64(len(u.fps))] {
+		lo, hi := u.first, u.first+int64(len(u.fps))
+		flags := e.isNew[lo:hi]
+		for j, k := range e.kOf[lo:hi] {
+			ok := e.bnew[k]
+			flags[j] = ok
 			if ok {
 				u.fresh++
 			}
 		}
+	}, func() bool { return false })
+	fresh := 0
+	for _, u := range e.units {
 		u.id = fresh
 		fresh += u.fresh
 	}
