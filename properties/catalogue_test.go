@@ -1,0 +1,117 @@
+package properties
+
+import (
+	"fmt"
+	"sync"
+
+	"lockcheck/catalogue"
+	"lockcheck/explore"
+	"lockcheck/model"
+)
+
+// The suite checks every design of the project's catalogue
+// (lockcheck/catalogue: every lock service and every value of every axis;
+// a new design there is one line, and it is checked here too), and a few
+// more that exercise the schedule drawing: faults that must fall late in a
+// run, two faults at once, time that may pass at any moment. What each
+// design is expected to do is written nowhere: exhaustive search decides
+// it (expectationFor).
+var extraDesigns = []string{
+	"redis/get-del/rw/cond-update,slow=1",               // a pause between GET and DEL, and a slow job
+	"redis/cad/write/max-token,acquire=incr-before",     // write-only fencing loses an update
+	"redis/cad/none/plain,acquire=set-expire,crashes=1", // a crash between SET NX and EXPIRE, with a pause
+	"redis/cad/rw/max-token,crashes=1",                  // a client crash and a pause
+	"redis/cad/rw/max-token,pauses=2",                   // two pauses
+	"redis/cad/rw/max-token,clock=free,pauses=0",        // lateness without faults
+}
+
+// suiteDesigns is the catalogue followed by the extra designs, each once.
+func suiteDesigns() ([]string, error) {
+	var names []string
+	seen := map[string]string{}
+	for _, name := range append(catalogue.Names(), extraDesigns...) {
+		d, err := model.ParseDesign(name)
+		if err != nil {
+			return nil, fmt.Errorf("design %q: %v", name, err)
+		}
+		if prev, dup := seen[d.Name()]; dup {
+			return nil, fmt.Errorf("designs %q and %q are the same design %s", prev, name, d.Name())
+		}
+		seen[d.Name()] = name
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// bfsBounds bound the exhaustive search that decides each design's
+// expectation. The single-Redis designs are complete far below them.
+var bfsBounds = explore.Bounds{Symmetry: true, MaxStates: 1 << 21}
+
+// verdict is what exhaustive search says about one property of a design.
+type verdict struct {
+	prop  model.Property
+	index int            // in model.Properties
+	shows bool           // Always: violated; Sometimes: seen
+	trace []model.Action // the shortest counterexample or witness
+}
+
+// expectation is a design's verdicts from exhaustive search.
+type expectation struct {
+	design   model.Design
+	verdicts []verdict // one per model.Properties, same order
+	states   int64
+}
+
+// violated lists the Always properties exhaustive search breaks.
+func (e *expectation) violated() []verdict {
+	var out []verdict
+	for _, v := range e.verdicts {
+		if v.prop.Expect == model.Always && v.shows {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+var (
+	expectMu    sync.Mutex
+	expectCache = map[string]*expectation{}
+)
+
+// expectationFor runs exhaustive search on design d (once per run of the
+// tests) and returns its verdicts. A search that does not complete within
+// bfsBounds is an error: the suite judges rapid against complete searches
+// only.
+func expectationFor(d model.Design) (*expectation, error) {
+	name := d.Name()
+	expectMu.Lock()
+	defer expectMu.Unlock()
+	if e, ok := expectCache[name]; ok {
+		return e, nil
+	}
+	rep, err := explore.Check(explore.Config{Design: d, Bounds: bfsBounds})
+	if err != nil {
+		return nil, fmt.Errorf("design %s: exhaustive search: %v", name, err)
+	}
+	if !rep.Stats.Complete {
+		return nil, fmt.Errorf("design %s: exhaustive search did not complete within %d states (depth %d): the suite needs a complete search to judge rapid; make the design smaller or raise bfsBounds", name, bfsBounds.MaxStates, rep.Stats.Depth)
+	}
+	e := &expectation{design: d, states: rep.Stats.Distinct}
+	for i, p := range model.Properties {
+		res, ok := rep.Result(p.Name)
+		if !ok {
+			return nil, fmt.Errorf("design %s: exhaustive search gave no verdict for %s", name, p.Name)
+		}
+		v := verdict{prop: p, index: i}
+		switch res.Status {
+		case explore.Violated, explore.Seen:
+			v.shows, v.trace = true, res.Trace
+		case explore.Holds, explore.NotSeen:
+		default:
+			return nil, fmt.Errorf("design %s: property %s: status %q from a complete search", name, p.Name, res.Status)
+		}
+		e.verdicts = append(e.verdicts, v)
+	}
+	expectCache[name] = e
+	return e, nil
+}

@@ -1,0 +1,63 @@
+package properties
+
+import (
+	"fmt"
+
+	"pgregory.net/rapid"
+
+	"lockcheck/model"
+)
+
+// HOOK (linearizability): linCheck hands a finished run's job history to
+// the linearizability checker and returns porcupine's verdict ("ok",
+// "illegal" or "unknown") with its one-line summary. It is nil until
+// lockcheck/linearizability is in the tree; then it is
+//
+//	func(r *model.Run) (string, string, error) {
+//		res, err := linearizability.CheckRun(r, linearizability.Options{})
+//		return string(res.Verdict), res.Summary, err
+//	}
+var linCheck func(r *model.Run) (verdict, summary string, err error)
+
+// linStats count the cross-checks of a hunt.
+type linStats struct {
+	checked, illegal, unknown int
+}
+
+func (s linStats) String() string {
+	if linCheck == nil {
+		return "linearizability: not checked (no checker in the tree)"
+	}
+	return fmt.Sprintf("linearizability: %d finished runs checked, %d illegal, %d unknown", s.checked, s.illegal, s.unknown)
+}
+
+// crossCheck compares porcupine's verdict on a finished run with the
+// model's no-lost-update on the same run: a lost update must be exactly a
+// history that is not linearizable as an atomic counter. Either mismatch
+// fails the check; the suite reports it rather than loosening either side.
+func (h *hunt) crossCheck(t *rapid.T, s *model.State) {
+	if linCheck == nil {
+		return
+	}
+	run, err := model.Replay(&h.d, h.trace)
+	if err != nil {
+		t.Fatalf("internal error: a drawn schedule does not replay: %v", err)
+	}
+	verdict, summary, err := linCheck(run)
+	if err != nil {
+		t.Fatalf("linearizability check failed: %v", err)
+	}
+	h.lin.checked++
+	switch verdict {
+	case "unknown":
+		h.lin.unknown++
+		return
+	case "illegal":
+		h.lin.illegal++
+	}
+	lost := s.Store.Counter != s.Store.Accepted
+	if (verdict == "illegal") != lost {
+		h.disagree(t, "linearizable", fmt.Sprintf("porcupine says %q (%s) but the model's no-lost-update says lost=%v (counter %d, %d writes accepted)",
+			verdict, summary, lost, s.Store.Counter, s.Store.Accepted))
+	}
+}

@@ -1,0 +1,469 @@
+package properties
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"pgregory.net/rapid"
+
+	"lockcheck/model"
+)
+
+// A schedule is drawn by rapid one enabled action at a time: the driver
+// asks model.Actions what may happen next and rapid picks one of them. The
+// model stays the single source of truth; the driver never decides what is
+// enabled or what an action does, and knows the actions only by the
+// model's words for them (model.ActionKind: its String, IsFault).
+//
+// Every step draws the same numbers, whatever is enabled, as one group of
+// rapid's data (a rapid.Custom generator): what kind of thing happens
+// (kind), which fault (which), to which client (who), and an argument
+// (arg: a pause or delay length, a node). Steps are alike in size, so
+// rapid's shrinker, which prefers less data, prefers fewer steps; deleting
+// a step's group leaves the others' draws aligned.
+//
+// A stable strategy reads the numbers in absolute terms that mean the same
+// thing in any state, and what is not enabled falls back to the nearest
+// thing that is:
+//   - kind picks a category by fixed shares of its 16 slots (a profile):
+//     a client's step, a tick, another step of the world (replication), or
+//     a fault; a category that is not enabled falls back to the first
+//     enabled one in that order;
+//   - which picks among the kinds of the category, counting from the
+//     which-th kind of the model's enumeration, cyclically;
+//   - who is a client, spread over the clients by their speeds; a client
+//     that cannot take the chosen kind of action falls back to the next
+//     one that can, cyclically;
+//   - arg, from 16 slots, is scaled to the kind's largest argument, and a
+//     value that is not enabled falls back to the smallest enabled one
+//     above it (else the largest).
+//
+// So when the shrinker deletes or changes a step, the steps after it still
+// mean "A's next step" or "C pauses for 10 ticks", and every number at
+// zero means "the lowest client's next step, or else a tick".
+//
+// rapid's integer generators favour small values: a number from [0, 16)
+// is 0 or 1 a quarter of the time, 2 or 3 16%, 4 … 7 22%, and 8 … 15 get
+// 4.4% each; shares are of slots, not of probability. (Drawing each number
+// as unbiased digits or bits spreads it evenly but costs rapid's shrinker
+// two to six times more work for the same shrunk length; one draw per
+// number is the fastest.) TestMeasureRates reports what the shares give.
+//
+// A stable strategy with several profiles draws one per schedule, before
+// its first step, and which clients are slow (swarm testing): a schedule
+// where time runs fast while one client is slow can starve that client for
+// ten ticks, which per-step coin flips almost never do.
+//
+// The uniform strategy is the naive baseline: an index into the enabled
+// actions, meaningful only in the state it was drawn in.
+
+// category is what kind of thing a step does.
+type category uint8
+
+const (
+	catStep  category = iota // a client's next step (acquire, read, write, release, renew, …)
+	catTick                  // time moves
+	catWorld                 // a step of the world that is neither a tick nor a fault (replication)
+	catFault                 // a fault from the design's budget
+	numCats
+)
+
+// kinds describes every action kind of the model, from its words.
+var kinds = describeKinds()
+
+type kindInfo struct {
+	kind     model.ActionKind
+	cat      category
+	byClient bool // written "A verb …": a client's action
+}
+
+func describeKinds() []kindInfo {
+	var out []kindInfo
+	for k := model.ActionKind(0); k < 255; k++ {
+		word := model.Action{Kind: k}.String()
+		if strings.HasPrefix(word, "action(") {
+			break
+		}
+		info := kindInfo{kind: k, byClient: len(word) > 2 && word[0] >= 'A' && word[0] <= 'Z' && word[1] == ' '}
+		switch {
+		case k == model.ActTick:
+			info.cat = catTick
+		case k.IsFault():
+			info.cat = catFault
+		case info.byClient:
+			info.cat = catStep
+		default:
+			info.cat = catWorld
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// menu sorts the enabled actions: by category, then by kind, then by
+// client. A group is the enabled actions of one kind and client, which
+// differ only in their argument.
+type menu struct {
+	en     []model.Action
+	groups []group
+	inCat  [numCats]int // groups in each category
+}
+
+type group struct {
+	cat      category
+	kind     model.ActionKind
+	client   int
+	from, to int // en[from:to], ordered by argument
+}
+
+func (m *menu) build(en []model.Action) {
+	m.en = en
+	m.groups = m.groups[:0]
+	m.inCat = [numCats]int{}
+	for i, a := range en {
+		if n := len(m.groups); n > 0 {
+			g := &m.groups[n-1]
+			if g.kind == a.Kind && g.client == int(a.Client) && g.to == i {
+				g.to++
+				continue
+			}
+		}
+		c := kinds[a.Kind].cat
+		m.groups = append(m.groups, group{cat: c, kind: a.Kind, client: int(a.Client), from: i, to: i + 1})
+		m.inCat[c]++
+	}
+}
+
+// strategy turns the numbers drawn for a step into one enabled action.
+type strategy struct {
+	name     string
+	doc      string
+	profiles []profile // nil: uniform
+	speeds   bool      // draw which clients are slow, per schedule
+}
+
+// profile gives each category a number of kind's 16 slots, in category
+// order.
+type profile struct {
+	name  string
+	share [numCats]int
+	// planned: the faults come from a plan drawn before the first step,
+	// "right after the k-th time some client takes a step of this kind,
+	// this fault hits it" (its share of slots is 0)
+	planned bool
+	// time: only for designs where a tick can compete with a client's
+	// step (clock=free)
+	time bool
+}
+
+const (
+	slots    = 16 // kind and arg are drawn from [0, slots)
+	whoSlots = 8  // who from [0, whoSlots), spread over the clients by speed
+	// a slow client's share of who's range, against normalSpeed for the others
+	slowSpeed, normalSpeed = 1, 4
+)
+
+var (
+	balanced = profile{name: "balanced", share: [numCats]int{11, 1, 1, 3}}
+	timeRuns = profile{name: "time", share: [numCats]int{4, 9, 1, 2}, time: true}
+	planned  = profile{name: "planned", share: [numCats]int{13, 2, 1, 0}, planned: true}
+
+	strategies = []strategy{
+		{"swarm", "stable draws; per schedule a profile (balanced; planned faults; time runs fast, if ticks compete with steps) and which clients are slow",
+			[]profile{balanced, planned, timeRuns}, true},
+		{"stable", "stable draws, the balanced profile only, all clients alike", []profile{balanced}, false},
+		{"uniform", "an index into the enabled actions (every pause length is its own action)", nil, false},
+	}
+)
+
+func strategyByName(name string) (strategy, error) {
+	var names []string
+	for _, s := range strategies {
+		if s.name == name {
+			return s, nil
+		}
+		names = append(names, s.name)
+	}
+	return strategy{}, fmt.Errorf("unknown strategy %q (allowed: %s)", name, strings.Join(names, ", "))
+}
+
+// designInfo is what the picker learns about a design, before any
+// schedule, from the model's own default run (always the first enabled
+// action): which kinds of client steps and of faults it has, and whether
+// a tick can compete with a client's step. It is the same for every
+// schedule, so a schedule's draws always mean the same thing.
+type designInfo struct {
+	stepKinds, faultKinds []model.ActionKind
+	tickCompetes          bool
+}
+
+func learn(d *model.Design) designInfo {
+	var info designInfo
+	var seen [256]bool
+	s := model.Init(d)
+	var buf []model.Action
+	for n := 0; n < 100000; n++ {
+		buf = model.Actions(d, &s, buf)
+		if len(buf) == 0 {
+			break
+		}
+		step, tick := false, false
+		for _, a := range buf {
+			ki := kinds[a.Kind]
+			step = step || ki.cat == catStep
+			tick = tick || ki.cat == catTick
+			if seen[a.Kind] {
+				continue
+			}
+			seen[a.Kind] = true
+			switch ki.cat {
+			case catStep:
+				info.stepKinds = append(info.stepKinds, a.Kind)
+			case catFault:
+				info.faultKinds = append(info.faultKinds, a.Kind)
+			}
+		}
+		info.tickCompetes = info.tickCompetes || (step && tick)
+		s, _ = model.Step(d, s, buf[0])
+	}
+	slices.Sort(info.stepKinds)
+	slices.Sort(info.faultKinds)
+	return info
+}
+
+// plan is a planned fault: right after the (nth+1)-th step of kind
+// trigger (by any client), fault hits the client that took it (or, for a
+// fault of the world, the node arg picks), as soon as it is enabled.
+type plan struct {
+	trigger model.ActionKind
+	nth     int
+	fault   model.ActionKind
+	arg     int
+	seen    int // trigger steps so far
+	target  int // the client, once armed; -1 before
+	done    bool
+}
+
+// picker draws one action per step with rapid.
+type picker struct {
+	strat    strategy
+	d        *model.Design
+	info     designInfo
+	profiles []*profile // the strategy's profiles that apply to the design
+	prof     *profile
+	plan     plan
+	speed    [model.MaxClients]int // cumulative: client i owns [speed[i-1], speed[i])
+	m        menu
+
+	gen                *rapid.Generator[model.Action] // one step
+	slot, digit, eight *rapid.Generator[uint]
+	slow               *rapid.Generator[uint]
+	profile            *rapid.Generator[uint]
+	ints               []*rapid.Generator[uint] // uniform: ints[n-1] draws from [0, n)
+}
+
+func newPicker(strat strategy, d *model.Design) *picker {
+	p := &picker{strat: strat, d: d, info: learn(d)}
+	for i := range strat.profiles {
+		if pr := &strat.profiles[i]; (!pr.time || p.info.tickCompetes) && (!pr.planned || len(p.info.faultKinds) > 0) {
+			p.profiles = append(p.profiles, pr)
+		}
+	}
+	p.gen = rapid.Custom(p.draw)
+	p.digit = rapid.UintRange(0, 3)
+	p.slot = rapid.UintRange(0, slots-1)
+	p.eight = rapid.UintRange(0, 7)
+	p.profile = rapid.UintRange(0, uint(max(len(p.profiles), 1)-1))
+	p.slow = rapid.UintRange(0, 1<<d.Clients-1)
+	for _, g := range []interface{ String() string }{p.gen, p.slot, p.digit, p.eight, p.profile, p.slow} {
+		_ = g.String() // fix the labels of rapid's groups, so that every step's group is alike
+	}
+	return p
+}
+
+// start begins a schedule: its profile, slow clients and plan are drawn.
+func (p *picker) start(t *rapid.T) {
+	if p.strat.profiles == nil {
+		return
+	}
+	p.prof = p.profiles[0]
+	if len(p.profiles) > 1 {
+		p.prof = p.profiles[p.profile.Draw(t, "profile")]
+	}
+	slow := uint(0)
+	if p.strat.speeds {
+		slow = p.slow.Draw(t, "slow clients")
+	}
+	total := 0
+	for i := 0; i < p.d.Clients; i++ {
+		w := normalSpeed
+		if slow&(1<<i) != 0 {
+			w = slowSpeed
+		}
+		total += w
+		p.speed[i] = total
+	}
+	p.plan = plan{done: true}
+	if p.prof.planned {
+		in := &p.info
+		p.plan = plan{
+			trigger: in.stepKinds[int(p.eight.Draw(t, "plan: after"))%len(in.stepKinds)],
+			nth:     int(p.digit.Draw(t, "plan: nth")),
+			fault:   in.faultKinds[int(p.eight.Draw(t, "plan: fault"))%len(in.faultKinds)],
+			arg:     int(p.slot.Draw(t, "plan: arg")),
+			target:  -1,
+		}
+	}
+}
+
+// observe follows the schedule, to arm the plan.
+func (p *picker) observe(a model.Action) {
+	pl := &p.plan
+	if pl.done || pl.target >= 0 || a.Kind != pl.trigger {
+		return
+	}
+	if pl.seen == pl.nth {
+		pl.target = int(a.Client)
+	}
+	pl.seen++
+}
+
+// pick draws the next action among en (never empty).
+func (p *picker) pick(t *rapid.T, en []model.Action) model.Action {
+	p.m.build(en)
+	return p.gen.Draw(t, "action")
+}
+
+// planned is the plan's fault, if it is armed and enabled now.
+func (p *picker) planned() (model.Action, bool) {
+	pl := &p.plan
+	if pl.done || pl.target < 0 {
+		return model.Action{}, false
+	}
+	for i := range p.m.groups {
+		g := &p.m.groups[i]
+		if g.kind != pl.fault || (kinds[g.kind].byClient && g.client != pl.target) {
+			continue
+		}
+		pl.done = true
+		return p.argOf(g, pl.arg), true
+	}
+	return model.Action{}, false
+}
+
+// argOf is group g's action whose argument is arg (from [0, slots)) scaled
+// to the group's largest argument, or else the smallest above it, or else
+// the largest.
+func (p *picker) argOf(g *group, arg int) model.Action {
+	en := p.m.en
+	target := arg * (int(en[g.to-1].Arg) + 1) / slots
+	for i := g.from; i < g.to; i++ {
+		if int(en[i].Arg) >= target {
+			return en[i]
+		}
+	}
+	return en[g.to-1]
+}
+
+// nextClient is the first client at or after who, cyclically, with a group
+// in category cat (and of kind, if kind >= 0).
+func (p *picker) nextClient(cat category, kind, who int) int {
+	best := -1
+	for i := range p.m.groups {
+		g := &p.m.groups[i]
+		if g.cat != cat || (kind >= 0 && int(g.kind) != kind) {
+			continue
+		}
+		if best < 0 || (best < who && g.client >= who) {
+			best = g.client
+		}
+	}
+	return best
+}
+
+// nth is the n-th group in category cat (of kind, if kind >= 0; of client,
+// if client >= 0), or nil.
+func (p *picker) nth(cat category, kind, client, n int) *group {
+	for i := range p.m.groups {
+		g := &p.m.groups[i]
+		if g.cat != cat || (kind >= 0 && int(g.kind) != kind) || (client >= 0 && g.client != client) {
+			continue
+		}
+		if n == 0 {
+			return g
+		}
+		n--
+	}
+	return nil
+}
+
+// index draws a number from [0, n) with rapid's integer generator.
+func (p *picker) index(t *rapid.T, n int, label string) int {
+	for len(p.ints) < n {
+		p.ints = append(p.ints, rapid.UintRange(0, uint(len(p.ints))))
+	}
+	return int(p.ints[n-1].Draw(t, label))
+}
+
+func (p *picker) draw(t *rapid.T) model.Action {
+	m := &p.m
+	if p.prof == nil {
+		return m.en[p.index(t, len(m.en), "index")]
+	}
+	k := int(p.slot.Draw(t, "kind"))
+	which := int(p.eight.Draw(t, "which"))
+	w := int(p.eight.Draw(t, "who")) * p.speed[p.d.Clients-1] / whoSlots
+	arg := int(p.slot.Draw(t, "arg"))
+	if a, ok := p.planned(); ok {
+		return a
+	}
+
+	// the category
+	cat := numCats
+	for c := category(0); c < numCats; c++ {
+		if k < p.prof.share[c] {
+			cat = c
+			break
+		}
+		k -= p.prof.share[c]
+	}
+	if cat == numCats || m.inCat[cat] == 0 {
+		for c := category(0); c < numCats; c++ {
+			if m.inCat[c] > 0 {
+				cat = c
+				break
+			}
+		}
+	}
+	who := 0
+	for who < p.d.Clients-1 && w >= p.speed[who] {
+		who++
+	}
+	var pick *group
+	if cat == catStep {
+		// a client's step: the client first (who, or the next one with a
+		// step, cyclically), then which of its steps (main step, renewal)
+		c := p.nextClient(cat, -1, who)
+		n := 0
+		for i := range m.groups {
+			if g := &m.groups[i]; g.cat == cat && g.client == c {
+				n++
+			}
+		}
+		pick = p.nth(cat, -1, c, which%n)
+	} else {
+		// the kind first: the first enabled kind of the category at or
+		// after the which-th kind of the model, cyclically; then the
+		// client, as for steps
+		kind := -1
+		for i := 0; i < len(kinds) && kind < 0; i++ {
+			ki := kinds[(which+i)%len(kinds)]
+			if ki.cat == cat && p.nth(cat, int(ki.kind), -1, 0) != nil {
+				kind = int(ki.kind)
+			}
+		}
+		pick = p.nth(cat, kind, p.nextClient(cat, kind, who), 0)
+	}
+	return p.argOf(pick, arg)
+}

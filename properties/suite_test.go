@@ -1,0 +1,207 @@
+package properties
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"lockcheck/model"
+)
+
+var (
+	strategyFlag  = flag.String("properties.strategy", "swarm", "how a step is drawn: swarm, stable or uniform")
+	timelinesFlag = flag.Bool("properties.timelines", false, "log the shrunk timeline of every caught violation, not only of failures")
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	// rapid saves a failing case as an opaque fail file and replays it on
+	// every later run. Here a caught violation of an unsafe design is the
+	// expected outcome, and a real failure is written as a readable
+	// scenario file (see report); so unless asked for, no fail files.
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.nofailfile" })
+	if _, env := os.LookupEnv("RAPID_NOFAILFILE"); !set && !env {
+		if err := flag.Set("rapid.nofailfile", "true"); err != nil {
+			fmt.Fprintln(os.Stderr, "properties:", err)
+			os.Exit(2)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+func chosenStrategy(t testing.TB) strategy {
+	s, err := strategyByName(*strategyFlag)
+	if err != nil {
+		t.Fatalf("-properties.strategy: %v", err)
+	}
+	return s
+}
+
+// TestDesigns is the suite: for every design in the catalogue, exhaustive
+// search says which properties it breaks; rapid must then never break the
+// others (the "holds" subtest, -rapid.checks schedules) and must catch
+// each broken one, naming it, with a shrunk schedule as short as the
+// shortest that breadth-first search finds.
+func TestDesigns(t *testing.T) {
+	names, err := suiteDesigns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	strat := chosenStrategy(t)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			d, err := model.ParseDesign(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exp, err := expectationFor(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Run("holds", func(t *testing.T) { checkHolds(t, d, exp, strat) })
+			for _, v := range exp.violated() {
+				t.Run(v.prop.Name, func(t *testing.T) { checkCaught(t, d, exp, v, strat) })
+			}
+		})
+	}
+}
+
+// checkHolds runs rapid on d with no target: no property that exhaustive
+// search (exp) says cannot show may show.
+func checkHolds(t *testing.T, d model.Design, exp *expectation, strat strategy) {
+	h := newHunt(d, exp, -1, strat)
+	rec := newRecorder(t.Name())
+	rapid.Check(rec, h.prop)
+	if rec.Failed() {
+		t.Errorf("%s\n\n%s", rec.report(), h.explainBad())
+		return
+	}
+	t.Logf("%d schedules, %d finished; %s; %s", h.runs, h.finished, h.coverage(), h.lin)
+}
+
+// catchBudget: a hunt for a violation that exhaustive search found may
+// take up to catchBudget times -rapid.checks schedules (it stops at the
+// first catch, so the budget costs nothing when the catch is quick). A
+// catch later than -rapid.checks is logged as a SLOW CATCH: the violation
+// needs a rare schedule (a fault in a one-step window).
+const catchBudget = 10
+
+// checkCaught runs rapid on d hunting property v, which exhaustive search
+// breaks: rapid must catch it, and its shrunk schedule must replay to the
+// violation, no shorter than search's shortest (that would be a search
+// bug) and ideally as short.
+func checkCaught(t *testing.T, d model.Design, exp *expectation, v verdict, strat strategy) {
+	h := newHunt(d, exp, v.index, strat)
+	rec := newRecorder(t.Name())
+	checks := flag.Lookup("rapid.checks").Value.(flag.Getter).Get().(int)
+	start := time.Now()
+	withFlag(t, "rapid.checks", strconv.Itoa(catchBudget*checks), func() { rapid.Check(rec, h.prop) })
+	total := time.Since(start)
+	switch {
+	case h.bad != nil:
+		t.Errorf("%s\n\n%s", rec.report(), h.explainBad())
+		return
+	case !rec.Failed():
+		t.Errorf("rapid did not catch %s in %d schedules, but exhaustive search finds a %d-step counterexample:\n%s",
+			v.prop.Name, h.runs, len(v.trace), scenarioText(d, v.prop.Name, "breadth-first search (shortest)", v.trace))
+		return
+	case h.caught == nil:
+		t.Errorf("rapid failed for another reason while hunting %s:\n%s", v.prop.Name, rec.report())
+		return
+	}
+	run, err := model.Replay(&d, h.caught)
+	if err != nil {
+		t.Fatalf("the shrunk schedule does not replay: %v\n%s", err, model.FormatTrace(h.caught))
+	}
+	at, ok := run.Violated(v.prop.Name)
+	if !ok || at != len(h.caught) {
+		t.Fatalf("the shrunk schedule replays but does not end at a violation of %s (found %v):\n%s", v.prop.Name, run.Found, model.Render(run))
+	}
+	if !strings.Contains(rec.report(), "caught "+v.prop.Name) {
+		t.Errorf("rapid's report does not name %s:\n%s", v.prop.Name, rec.report())
+	}
+	if n := rec.checksToCatch(); n > checks {
+		t.Logf("SLOW CATCH %s: caught after %d checks, more than -rapid.checks=%d", v.prop.Name, n, checks)
+	}
+	n, bfs := len(h.caught), len(v.trace)
+	t.Logf("caught %s after %d checks (%v to catch, %v with shrinking); shrunk to %d steps, breadth-first shortest %d",
+		v.prop.Name, rec.checksToCatch(), h.firstHit.Sub(start).Round(time.Microsecond), total.Round(time.Millisecond), n, bfs)
+	switch {
+	case n < bfs:
+		t.Errorf("rapid's shrunk schedule (%d steps) is shorter than breadth-first search's shortest (%d): the search is not breadth-first or not complete\n%s",
+			n, bfs, model.Render(run))
+	case n > bfs:
+		t.Logf("SHRINK GAP %s: %d steps, %d more than the shortest\nrapid's shrunk schedule:\n%s\nbreadth-first search's shortest:\n%s",
+			v.prop.Name, n, n-bfs, model.FormatTrace(h.caught), model.FormatTrace(v.trace))
+	}
+	if *timelinesFlag {
+		t.Logf("\n%s", model.Render(run))
+	}
+}
+
+// explainBad tells a disagreement: the shrunk schedule as the CLI's
+// timeline, and a scenario file that replays it.
+func (h *hunt) explainBad() string {
+	if h.bad == nil {
+		return "(no schedule recorded)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "rapid and exhaustive search disagree on design %s: %s\n%s\n\n", h.d.Name(), h.badProp, h.badWhy)
+	run, err := model.Replay(&h.d, h.bad)
+	if err != nil {
+		fmt.Fprintf(&b, "the schedule does not replay (%v):\n%s", err, model.FormatTrace(h.bad))
+		return b.String()
+	}
+	b.WriteString(model.Render(run))
+	text := scenarioText(h.d, h.badProp, "rapid (go test ./properties), shrunk", h.bad)
+	path, err := writeScenario(h.d, h.badProp, text)
+	if err != nil {
+		fmt.Fprintf(&b, "\ncould not write the scenario file (%v); its text:\n%s", err, text)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "\nscenario file: %s\nreplay it:     go run ./cmd/explore replay %s\n", path, path)
+	return b.String()
+}
+
+// scenarioText is a scenario file (model.ParseScenario reads it) for trace.
+func scenarioText(d model.Design, prop, how string, trace []model.Action) string {
+	return fmt.Sprintf("# %s on design %s: %d steps, found by %s.\n\ndesign %s\n%s",
+		prop, d.Name(), len(trace), how, d.Name(), model.FormatTrace(trace))
+}
+
+// writeScenario writes text to a file named after the design and the
+// property in the system's temporary directory, and returns its path.
+func writeScenario(d model.Design, prop, text string) (string, error) {
+	dir := filepath.Join(os.TempDir(), "lockcheck-properties")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, safeName(d.Name()+"-"+prop)+".txt")
+	return path, os.WriteFile(path, []byte(text), 0o644)
+}
+
+func safeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// coverage says how many schedules showed each property.
+func (h *hunt) coverage() string {
+	var parts []string
+	for i, p := range model.Properties {
+		parts = append(parts, fmt.Sprintf("%s %d", p.Name, h.witnessed[i]))
+	}
+	return "shown: " + strings.Join(parts, ", ")
+}
