@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -138,6 +139,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	d := a.design
+	// the search's memory is a few large arrays without pointers: collecting
+	// more often costs little and keeps the process near its live size
+	defer debug.SetGCPercent(debug.SetGCPercent(25))
 	rep, err := explore.Check(explore.Config{Design: d, Properties: a.props, Bounds: a.bounds, Progress: func(p explore.Progress) {
 		fmt.Fprintf(stderr, "explore check: %s states, %s transitions, depth %d, %s states/s, %s MB, %.0fs\n",
 			thousands(p.States), thousands(p.Transitions), p.Depth, thousands(int64(float64(p.States)/max(p.Seconds, 1e-9))), thousands(p.MemoryBytes>>20), p.Seconds)
