@@ -31,7 +31,8 @@ type client struct {
 	lock    *redis.Client // lock database: lock:order-42, lock:fence
 	store   *redis.Client // storage database: the counter
 	sub     *redis.PubSub // wait=notify: release notices
-	obs     *observer
+	etcd    *etcdLock     // lock=etcd: the lock is an etcd key with a lease
+	obs     looker
 	scripts storageScripts
 	px      time.Duration // the TTL the client sends with SET … PX
 	value   string        // its value in the lock key, e.g. "B:91ab"
@@ -67,7 +68,7 @@ type reply struct {
 	phase model.Phase
 }
 
-func newClient(i int, d *model.Design, clk *clock, addr string, lockDB, storeDB int, obs *observer, sc storageScripts, px time.Duration) *client {
+func newClient(i int, d *model.Design, clk *clock, addr string, lockDB, storeDB int, obs looker, sc storageScripts, px time.Duration) *client {
 	first := model.PhaseAcquire
 	if d.Acquire == model.AcquireIncrBefore {
 		first = model.PhaseIncr
@@ -218,7 +219,11 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 		c.waiting = false
 		c.drainNotices()
 		c.since = time.Now()
-		won, tok, err := c.acquire(ctx)
+		acquire := c.acquire
+		if c.etcd != nil {
+			acquire = c.etcd.acquire
+		}
+		won, tok, err := acquire(ctx)
 		if err != nil {
 			return err
 		}
@@ -229,7 +234,7 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 		}
 		ob.Result, c.believes = model.ResOK, true
 		c.phase = model.PhaseRead
-		if tok > 0 {
+		if tok > 0 && fenced { // etcd: the revision is a token only when the design uses one
 			c.token, ob.Token = tok, tok
 		}
 		switch {
@@ -310,6 +315,21 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 
 	case model.PhaseRelease:
 		ob.Took = model.ActRelease
+		if c.etcd != nil {
+			// delete its key if still its own (the only release etcd designs have)
+			if err := c.lookBefore(ctx, ob); err != nil {
+				return err
+			}
+			ok, err := c.etcd.release(ctx)
+			if err != nil {
+				return err
+			}
+			if err := c.deleted(ctx, ob, map[bool]int64{true: 1, false: 0}[ok]); err != nil {
+				return err
+			}
+			c.finish()
+			break
+		}
 		switch d.Release {
 		case model.ReleaseDel:
 			if err := c.del(ctx, ob); err != nil {
@@ -400,8 +420,20 @@ func (c *client) write(ctx context.Context, ob *Obs, v, tok, version int) error 
 	return nil
 }
 
-// renew is the watchdog's step: extend the TTL if the key is still ours.
+// renew is the watchdog's step: extend the TTL if the key is still ours
+// (etcd: one keep-alive of its lease).
 func (c *client) renew(ctx context.Context, ob *Obs) error {
+	if c.etcd != nil {
+		ok, err := c.etcd.renew(ctx)
+		if err != nil {
+			return err
+		}
+		ob.Result = model.ResNoop
+		if ok {
+			ob.Result = model.ResOK
+		}
+		return nil
+	}
 	n, err := renewScript.Run(ctx, c.lock, []string{LockKey}, c.value, c.px.Milliseconds()).Int64()
 	if err != nil {
 		return fmt.Errorf("renew script: %v", err)
@@ -550,6 +582,15 @@ func (c *client) lookBefore(ctx context.Context, ob *Obs) error {
 		ob.Unsafe = h != c.i
 	}
 	return nil
+}
+
+// looker is the observer: it asks the lock service who holds the key.
+type looker interface {
+	// holder is who holds the key now.
+	holder(ctx context.Context) (int, error)
+	// look is the holder and the key's remaining time to live in ms (-1:
+	// no expiry, -2: no key).
+	look(ctx context.Context) (int, int64, error)
 }
 
 // observer is a connection that only looks: GET and PTTL of the lock key.

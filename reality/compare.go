@@ -115,9 +115,22 @@ func describe(d *model.Design, v view) string {
 		if v.Result == model.ResOK {
 			s = "renew → 1"
 		}
+		if d.Lock == model.LockEtcd {
+			s = "keep-alive → lease gone"
+			if v.Result == model.ResOK {
+				s = "keep-alive → OK"
+			}
+		}
 	case model.ActIncr:
 		s = fmt.Sprintf("INCR → %d", v.Token)
 	case model.ActAcquire:
+		if d.Lock == model.LockEtcd {
+			s = "txn put if absent → refused"
+			if v.Result == model.ResOK {
+				s = "txn put if absent → OK" + tok(v.Token)
+			}
+			break
+		}
 		switch v.Result {
 		case model.ResRefused:
 			s = "SET NX → (nil)"
@@ -152,6 +165,10 @@ func describe(d *model.Design, v view) string {
 			s = "GET → " + holderName(v.Value-1)
 		case v.Took == model.ActDel && v.Result == model.ResNoop && !v.RemovedOther && d.Release == model.ReleaseGetDel:
 			s = "DEL → 0 or not ours"
+		case d.Lock == model.LockEtcd && v.Result == model.ResOK:
+			s = "txn delete if ours → deleted"
+		case d.Lock == model.LockEtcd:
+			s = "txn delete if ours → not ours"
 		case v.Result == model.ResOK:
 			s = "release → 1 (deleted)"
 		default:

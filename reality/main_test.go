@@ -23,6 +23,9 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if sharedEtcd != nil {
+		sharedEtcd.Stop()
+	}
 	if shared != nil {
 		if err := shared.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "reality tests:", err)
@@ -51,6 +54,27 @@ func needServer(t testing.TB) *Server {
 		t.Fatalf("start %s: %v", bin, sharedErr)
 	}
 	return shared
+}
+
+var (
+	sharedEtcd     *EtcdServer
+	sharedEtcdErr  error
+	sharedEtcdOnce sync.Once
+)
+
+// needEtcd returns an embedded etcd member shared by the tests (in this
+// process, on loopback: no binary needed).
+func needEtcd(t testing.TB) *EtcdServer {
+	t.Helper()
+	sharedEtcdOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		sharedEtcd, sharedEtcdErr = StartEtcd(ctx)
+	})
+	if sharedEtcdErr != nil {
+		t.Fatalf("embedded etcd: %v", sharedEtcdErr)
+	}
+	return sharedEtcd
 }
 
 // dbPair hands each test its own lock and storage databases.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"lockcheck/model"
 )
@@ -23,7 +24,8 @@ const (
 
 // Options configure a real run.
 type Options struct {
-	Addr    string        // the Redis server, host:port
+	Addr    string        // the Redis server, host:port (the storage; the lock too for redis designs)
+	Etcd    string        // lock=etcd: the etcd client URL
 	Tick    time.Duration // one model tick in real time (0: DefaultTick)
 	LockDB  int           // database of lock:order-42 and lock:fence
 	StoreDB int           // database of the counter (must differ from LockDB)
@@ -85,6 +87,9 @@ type Play struct {
 	Window, Latest time.Duration
 	Late           bool // some step ended outside its window
 	LateSeq        int  // the first such step (0: the start)
+	// TokenOffset is what was taken off etcd revisions to give the
+	// model's tokens (a fresh etcd starts at revision 1).
+	TokenOffset int
 }
 
 // clock maps model ticks to real time: tick t starts at t0 + (t-1)·tick.
@@ -128,13 +133,42 @@ func CheckTick(tick time.Duration) error {
 	return nil
 }
 
+// CheckTickFor validates a tick for a design: etcd leases are whole
+// seconds and expire late, so etcd ticks are multiples of EtcdTick.
+func CheckTickFor(d *model.Design, tick time.Duration) error {
+	if err := CheckTick(tick); err != nil {
+		return err
+	}
+	if d.Lock == model.LockEtcd && tick%EtcdTick != 0 {
+		return fmt.Errorf("tick %v: etcd designs want a multiple of %v (leases are whole seconds and expire up to half a second late)", tick, EtcdTick)
+	}
+	return nil
+}
+
+// DefaultTickFor is the default tick of a design's real runs.
+func DefaultTickFor(d *model.Design) time.Duration {
+	if d.Lock == model.LockEtcd {
+		return EtcdTick
+	}
+	return DefaultTick
+}
+
+// window is how far into its tick a request may be answered.
+func window(d *model.Design, tick time.Duration) time.Duration {
+	if d.Lock == model.LockEtcd {
+		return tick/2 - etcdLag
+	}
+	return tick/2 - 2*time.Millisecond
+}
+
 // Playable reports whether the design can be played for real: one Redis
 // node with every acquire, release, fence, storage, check, wait and renewal
-// choice and the client faults (pause, slow, crash, delay). Lock-node
-// faults (node-crashes, jumps) and the other lock services are not played.
+// choice, or an etcd lease lock, and the client faults (pause, slow, crash,
+// delay). Lock-node faults (node-crashes, jumps) and the other lock
+// services are not played.
 func Playable(d *model.Design) error {
-	if d.Lock != model.LockRedis {
-		return fmt.Errorf("design %s: lock service %s is not played for real (real runs: redis)", d.Name(), d.Lock)
+	if d.Lock != model.LockRedis && d.Lock != model.LockEtcd {
+		return fmt.Errorf("design %s: lock service %s is not played for real (real runs: redis, etcd)", d.Name(), d.Lock)
 	}
 	if d.NodeCrashes > 0 || d.ClockJumps > 0 {
 		return fmt.Errorf("design %s: lock-node faults (node-crashes, jumps) are not played for real; set them to 0", d.Name())
@@ -153,10 +187,13 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 		return nil, err
 	}
 	if opts.Tick == 0 {
-		opts.Tick = DefaultTick
+		opts.Tick = DefaultTickFor(d)
 	}
-	if err := CheckTick(opts.Tick); err != nil {
+	if err := CheckTickFor(d, opts.Tick); err != nil {
 		return nil, err
+	}
+	if d.Lock == model.LockEtcd && opts.Etcd == "" {
+		return nil, fmt.Errorf("design %s: an etcd design needs an etcd endpoint", d.Name())
 	}
 	if opts.LockDB == opts.StoreDB {
 		return nil, fmt.Errorf("lock and storage databases are both %d: want two different ones", opts.LockDB)
@@ -173,7 +210,7 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 	defer cancel()
 
 	ttl := d.TTLTicks + opts.plant.ttlTicks
-	p := &Play{Design: *d, Tick: opts.Tick, PX: TTL(ttl, opts.Tick), Window: opts.Tick/2 - 2*time.Millisecond}
+	p := &Play{Design: *d, Tick: opts.Tick, PX: TTL(ttl, opts.Tick), Window: window(d, opts.Tick)}
 	sc := storageFor(d)
 	if opts.plant.storage != nil {
 		sc = *opts.plant.storage
@@ -186,17 +223,43 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 	if err := setup(ctx, admin, storeAdmin, d, sc); err != nil {
 		return nil, err
 	}
-	obs := &observer{c: redis.NewClient(clientOptions(opts.Addr, opts.LockDB)), clients: d.Clients}
-	defer obs.c.Close()
+	var obs looker
+	var etcdCli *clientv3.Client
+	var offset int64
+	if d.Lock == model.LockEtcd {
+		cli, err := newEtcdClient(opts.Etcd)
+		if err != nil {
+			return nil, fmt.Errorf("etcd client: %v", err)
+		}
+		defer cli.Close()
+		if offset, err = etcdSetup(ctx, cli, d); err != nil {
+			return nil, err
+		}
+		etcdCli = cli
+		obs = &etcdObserver{cli: cli, clients: d.Clients}
+	} else {
+		ro := &observer{c: redis.NewClient(clientOptions(opts.Addr, opts.LockDB)), clients: d.Clients}
+		defer ro.c.Close()
+		obs = ro
+	}
 	if _, _, err := obs.look(ctx); err != nil { // connects before the clock starts
 		return nil, err
 	}
+	p.TokenOffset = int(offset)
 
 	clk := &clock{tick: opts.Tick}
 	clients := make([]*client, d.Clients)
 	for i := range clients {
 		clients[i] = newClient(i, d, clk, opts.Addr, opts.LockDB, opts.StoreDB, obs, sc, p.PX)
 		defer clients[i].close()
+		if etcdCli != nil {
+			cli, err := newEtcdClient(opts.Etcd)
+			if err != nil {
+				return nil, fmt.Errorf("client %s: etcd client: %v", model.ClientName(i), err)
+			}
+			defer cli.Close()
+			clients[i].etcd = &etcdLock{cli: cli, value: model.LockValue(i), ttl: int64(p.PX / time.Second), offset: offset}
+		}
 		if err := clients[i].connect(ctx); err != nil {
 			return nil, err
 		}

@@ -70,8 +70,10 @@ type Comparison struct {
 	DesignName  string     `json:"design_name"`
 	Design      string     `json:"design"`
 	Server      string     `json:"server"`
+	Lock        string     `json:"lock"` // redis or etcd
 	TickMS      int64      `json:"tick_ms"`
-	PXMS        int64      `json:"px_ms"`
+	PXMS        int64      `json:"px_ms"` // the TTL sent (etcd: the lease TTL)
+	TokenOffset int        `json:"token_offset,omitempty"`
 	WindowMS    float64    `json:"window_ms"`
 	LatestMS    float64    `json:"latest_ms"`
 	Late        bool       `json:"late"`
@@ -117,7 +119,7 @@ func Compare(in *Input, server string, run *model.Run, p *Play) *Comparison {
 	d := run.Design
 	c := &Comparison{
 		Source: in.Source, DesignName: in.DesignName, Design: d.Name(), Server: server,
-		TickMS: p.Tick.Milliseconds(), PXMS: p.PX.Milliseconds(),
+		Lock: d.Lock.String(), TickMS: p.Tick.Milliseconds(), PXMS: p.PX.Milliseconds(), TokenOffset: p.TokenOffset,
 		WindowMS: ms(p.Window), LatestMS: ms(p.Latest), Late: p.Late, LateSeq: p.LateSeq,
 		d: d, run: run, play: p,
 	}

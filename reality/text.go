@@ -44,8 +44,16 @@ func (c *Comparison) Text() string {
 		name += " = " + c.Design
 	}
 	fmt.Fprintf(&b, "reproduce %s (design %s)\n", c.Source, name)
-	fmt.Fprintf(&b, "real: %s; one tick = %dms; TTL %d ticks → PX %dms (half a tick short, so that expiry falls between two ticks' requests)\n",
-		c.Server, c.TickMS, d.TTLTicks, c.PXMS)
+	if d.Lock == model.LockEtcd {
+		fmt.Fprintf(&b, "real: etcd (embedded, lock key %s), storage on %s; one tick = %dms; TTL %d ticks → lease TTL %ds (half a tick short: expiry, up to 0.5s late in etcd, falls between two ticks' requests)\n",
+			EtcdLockKey, c.Server, c.TickMS, d.TTLTicks, c.PXMS/1000)
+		if c.TokenOffset != 0 && d.Fence != model.FenceNone {
+			fmt.Fprintf(&b, "tokens are the put's revision − %d (etcd counts revisions from 1 and on across runs; the model counts tokens from token−1)\n", c.TokenOffset)
+		}
+	} else {
+		fmt.Fprintf(&b, "real: %s; one tick = %dms; TTL %d ticks → PX %dms (half a tick short, so that expiry falls between two ticks' requests)\n",
+			c.Server, c.TickMS, d.TTLTicks, c.PXMS)
+	}
 	fmt.Fprintf(&b, "timing: every request answered within %.1fms of its tick's start (window %.1fms)\n\n", c.LatestMS, c.WindowMS)
 
 	// steps: client steps all; ticks only when the key changed or they differ
@@ -72,7 +80,11 @@ func (c *Comparison) Text() string {
 
 	b.WriteString("\nmodel timeline\n")
 	b.WriteString(model.RenderTimeline(&model.Run{Design: *d, Timeline: c.Model.Timeline}))
-	b.WriteString("\nreal timeline (the key as GET " + LockKey + " saw it after every step)\n")
+	key := "GET " + LockKey
+	if d.Lock == model.LockEtcd {
+		key = "a get of " + EtcdLockKey
+	}
+	b.WriteString("\nreal timeline (the key as " + key + " saw it after every step)\n")
 	b.WriteString(model.RenderTimeline(&model.Run{Design: *d, Timeline: c.Real.Timeline}))
 
 	b.WriteString("\n")

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
 	"time"
@@ -27,9 +28,10 @@ const reproduceMaxBytes = 4 << 20
 // machine could not keep the schedule's timing).
 func runReproduce(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("reproduce", stderr)
-	tick := fs.Duration("tick", reality.DefaultTick, "one model tick in real time (whole milliseconds, 10ms to 10s)")
+	tick := fs.Duration("tick", 0, "one model tick in real time (whole milliseconds, 10ms to 10s; default 100ms, etcd designs 2s)")
 	asJSON := fs.Bool("json", false, "print the comparison as JSON")
 	addr := fs.String("addr", "", "use the Redis server at this loopback host:port instead of starting redis-server (the run resets its own keys in -lock-db and -store-db)")
+	etcdURL := fs.String("etcd", "", "etcd designs: use the etcd at this loopback client URL instead of an embedded one (the run deletes lock/order-42)")
 	lockDB := fs.Int("lock-db", 0, "database of lock:order-42 and lock:fence (0 to 15)")
 	storeDB := fs.Int("store-db", 1, "database of the counter (0 to 15, not -lock-db)")
 	fs.Usage = func() {
@@ -45,9 +47,11 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "explore reproduce: want one scenario or counterexample file (e.g. model/scenarios/demo2.txt)")
 		return exitUsage
 	}
-	if err := reality.CheckTick(*tick); err != nil {
-		fmt.Fprintln(stderr, "explore reproduce: -"+err.Error())
-		return exitUsage
+	if *tick != 0 {
+		if err := reality.CheckTick(*tick); err != nil {
+			fmt.Fprintln(stderr, "explore reproduce: -"+err.Error())
+			return exitUsage
+		}
 	}
 	if *lockDB < 0 || *lockDB > 15 || *storeDB < 0 || *storeDB > 15 || *lockDB == *storeDB {
 		fmt.Fprintf(stderr, "explore reproduce: -lock-db %d, -store-db %d: want two different databases from 0 to 15\n", *lockDB, *storeDB)
@@ -68,6 +72,25 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "explore reproduce:", err)
 		return exitUsage
+	}
+	if *tick == 0 {
+		*tick = reality.DefaultTickFor(&in.Design)
+	} else if err := reality.CheckTickFor(&in.Design, *tick); err != nil {
+		fmt.Fprintln(stderr, "explore reproduce: -"+err.Error())
+		return exitUsage
+	}
+	if *etcdURL != "" {
+		u, err := url.Parse(*etcdURL)
+		if err == nil && u.Scheme != "http" {
+			err = fmt.Errorf("scheme %q", u.Scheme)
+		}
+		if err == nil {
+			err = reality.CheckLoopback(u.Host)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "explore reproduce: -etcd %q: want a loopback client URL such as http://127.0.0.1:2379 (%v)\n", clip(*etcdURL), err)
+			return exitUsage
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -91,7 +114,19 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 		server = srv.Addr()
 		label = fmt.Sprintf("redis-server %s on %s", srv.Version(), srv.Addr())
 	}
-	c, err := reality.Reproduce(ctx, in, label, reality.Options{Addr: server, Tick: *tick, LockDB: *lockDB, StoreDB: *storeDB})
+	endpoint := *etcdURL
+	if in.Design.Lock == model.LockEtcd && endpoint == "" {
+		ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		e, err := reality.StartEtcd(ectx)
+		cancel()
+		if err != nil {
+			fmt.Fprintln(stderr, "explore reproduce:", err)
+			return exitIncomplete
+		}
+		defer e.Stop()
+		endpoint = e.Endpoint()
+	}
+	c, err := reality.Reproduce(ctx, in, label, reality.Options{Addr: server, Etcd: endpoint, Tick: *tick, LockDB: *lockDB, StoreDB: *storeDB})
 	if err != nil {
 		fmt.Fprintln(stderr, "explore reproduce:", err)
 		return exitIncomplete

@@ -33,6 +33,8 @@ func TestReproduceBadInput(t *testing.T) {
 		{[]string{"reproduce", "-lock-db", "3", "-store-db", "3", "demo2"}, "two different databases"},
 		{[]string{"reproduce", "demo2", "demo3"}, "one FILE only"},
 		{[]string{"reproduce", "demo9"}, "not a demo"},
+		{[]string{"reproduce", "-tick", "100ms", "../../reality/testdata/etcd-pause.txt"}, "etcd designs want a multiple of 2s"},
+		{[]string{"reproduce", "-etcd", "http://10.1.1.1:2379", "../../reality/testdata/etcd-pause.txt"}, "want a loopback client URL"},
 	} {
 		code, out, errs := runCmd(c.args...)
 		require.Equal(t, exitUsage, code, "%v: %s", c.args, errs)
