@@ -157,7 +157,7 @@ func TestSymmetryKeepsVerdictsAndLengths(t *testing.T) {
 // traces, distinct states, transitions and depth.
 func TestWorkersGiveIdenticalReports(t *testing.T) {
 	for _, name := range []string{
-		"redis/cad/rw/max-token,clock=free,horizon=13",
+		"redis/cad/rw/max-token,clock=free,horizon=11",
 		"redis/del/none/plain,clock=free,horizon=11,crashes=1",
 		"demo2",
 	} {

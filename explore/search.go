@@ -70,6 +70,10 @@ func Check(cfg Config) (*Report, error) {
 	return e.rep, nil
 }
 
+// maxIDs is the most states a search numbers (ids are uint32, and
+// rootParent is reserved); past it the search stops as at MaxStates.
+const maxIDs = 1<<32 - 2
+
 // unitStates is how many frontier states one work unit expands.
 const unitStates = 256
 
@@ -513,8 +517,12 @@ func (e *engine) collect() bool {
 		fresh += u.fresh
 	}
 	full := false
-	if max := e.bounds.MaxStates; max > 0 && e.trail.n+fresh > max {
-		fresh, full = max-e.trail.n, true
+	limit := e.bounds.MaxStates
+	if limit == 0 || limit > maxIDs {
+		limit = maxIDs // state numbers are 32 bits
+	}
+	if e.trail.n+fresh > limit {
+		fresh, full = limit-e.trail.n, true
 	}
 	nextBase := e.trail.n
 	e.trail.grow(fresh)
