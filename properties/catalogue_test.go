@@ -50,7 +50,7 @@ var bfsBounds = explore.Bounds{Symmetry: true, MaxStates: 1 << 21}
 // verdict is what exhaustive search says about one property of a design.
 type verdict struct {
 	prop  model.Property
-	index int            // in model.Properties
+	index int            // in expectation.verdicts
 	shows bool           // Always: violated; Sometimes: seen
 	trace []model.Action // the shortest counterexample or witness
 }
@@ -58,7 +58,7 @@ type verdict struct {
 // expectation is a design's verdicts from exhaustive search.
 type expectation struct {
 	design   model.Design
-	verdicts []verdict // one per model.Properties, same order
+	verdicts []verdict // one per property searched, in order
 	states   int64
 }
 
@@ -73,23 +73,43 @@ func (e *expectation) violated() []verdict {
 	return out
 }
 
+// verdict finds a property's verdict by name.
+func (e *expectation) verdict(name string) (verdict, bool) {
+	for _, v := range e.verdicts {
+		if v.prop.Name == name {
+			return v, true
+		}
+	}
+	return verdict{}, false
+}
+
 var (
 	expectMu    sync.Mutex
 	expectCache = map[string]*expectation{}
 )
 
-// expectationFor runs exhaustive search on design d (once per run of the
-// tests) and returns its verdicts. A search that does not complete within
-// bfsBounds is an error: the suite judges rapid against complete searches
-// only.
+// expectationFor runs exhaustive search on design d for every property of
+// the model (once per run of the tests) and returns its verdicts.
 func expectationFor(d model.Design) (*expectation, error) {
-	name := d.Name()
+	return expectationWith(d, model.Properties)
+}
+
+// expectationWith runs exhaustive search on design d for props (once per
+// run of the tests for each design and list of properties). A search that
+// does not complete within bfsBounds is an error: the suite judges rapid
+// against complete searches only.
+func expectationWith(d model.Design, props []model.Property) (*expectation, error) {
+	key := d.Name()
+	for _, p := range props {
+		key += " " + p.Name
+	}
 	expectMu.Lock()
 	defer expectMu.Unlock()
-	if e, ok := expectCache[name]; ok {
+	if e, ok := expectCache[key]; ok {
 		return e, nil
 	}
-	rep, err := explore.Check(explore.Config{Design: d, Bounds: bfsBounds})
+	name := d.Name()
+	rep, err := explore.Check(explore.Config{Design: d, Properties: props, Bounds: bfsBounds})
 	if err != nil {
 		return nil, fmt.Errorf("design %s: exhaustive search: %v", name, err)
 	}
@@ -97,7 +117,7 @@ func expectationFor(d model.Design) (*expectation, error) {
 		return nil, fmt.Errorf("design %s: exhaustive search did not complete within %d states (depth %d): the suite needs a complete search to judge rapid; make the design smaller or raise bfsBounds", name, bfsBounds.MaxStates, rep.Stats.Depth)
 	}
 	e := &expectation{design: d, states: rep.Stats.Distinct}
-	for i, p := range model.Properties {
+	for i, p := range props {
 		res, ok := rep.Result(p.Name)
 		if !ok {
 			return nil, fmt.Errorf("design %s: exhaustive search gave no verdict for %s", name, p.Name)
@@ -112,6 +132,6 @@ func expectationFor(d model.Design) (*expectation, error) {
 		}
 		e.verdicts = append(e.verdicts, v)
 	}
-	expectCache[name] = e
+	expectCache[key] = e
 	return e, nil
 }

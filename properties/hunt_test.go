@@ -30,7 +30,7 @@ import (
 type hunt struct {
 	d      model.Design
 	exp    *expectation
-	target int // index into model.Properties; -1: no target
+	target int // index into exp.verdicts; -1: no target
 	pick   *picker
 
 	trace []model.Action // the schedule being drawn (reused)
@@ -39,7 +39,8 @@ type hunt struct {
 	// what the runs showed
 	runs      int
 	finished  int
-	witnessed [16]int // per property: runs that showed it
+	witnessed []int // per property: runs that showed it
+	seen      []bool
 	caught    []model.Action
 	firstHit  time.Time // when the target was first caught
 	bad       []model.Action
@@ -49,9 +50,9 @@ type hunt struct {
 }
 
 // newHunt returns a hunt of design d judged by exp, for target (an index
-// into model.Properties, or -1).
+// into exp.verdicts, or -1).
 func newHunt(d model.Design, exp *expectation, target int, strat strategy) *hunt {
-	h := &hunt{d: d, exp: exp, target: target}
+	h := &hunt{d: d, exp: exp, target: target, witnessed: make([]int, len(exp.verdicts)), seen: make([]bool, len(exp.verdicts))}
 	h.pick = newPicker(strat, &h.d)
 	return h
 }
@@ -62,9 +63,9 @@ func (h *hunt) prop(t *rapid.T) {
 	h.runs++
 	s := model.Init(d)
 	h.trace = h.trace[:0]
-	var seen [16]bool
+	clear(h.seen)
 	h.pick.start(t)
-	h.judge(t, &s, nil, &seen)
+	h.judge(t, &s, nil)
 	for {
 		h.buf = model.Actions(d, &s, h.buf)
 		if len(h.buf) == 0 {
@@ -75,30 +76,34 @@ func (h *hunt) prop(t *rapid.T) {
 		h.trace = append(h.trace, a)
 		h.pick.observe(a)
 		s = next
-		if h.judge(t, &s, &ev, &seen) {
+		if h.judge(t, &s, &ev) {
 			return
 		}
 	}
-	for i, ok := range seen {
+	for i, ok := range h.seen {
 		if ok {
 			h.witnessed[i]++
 		}
 	}
 	if s.Finished(d) {
 		h.finished++
-		h.crossCheck(t, &s)
+		// the search's schedules, not the shrinker's variations of a
+		// caught one (which would cost a porcupine check each)
+		if h.caught == nil {
+			h.crossCheck(t, &s)
+		}
 	}
 }
 
 // judge evaluates every property on s; it reports whether the schedule
 // stops here.
-func (h *hunt) judge(t *rapid.T, s *model.State, ev *model.Event, seen *[16]bool) bool {
-	for i := range model.Properties {
+func (h *hunt) judge(t *rapid.T, s *model.State, ev *model.Event) bool {
+	for i := range h.exp.verdicts {
 		v := &h.exp.verdicts[i]
 		if !v.prop.Bad(&h.d, s, ev) {
 			continue
 		}
-		seen[i] = true
+		h.seen[i] = true
 		switch {
 		case !v.shows:
 			h.disagree(t, v.prop.Name, fmt.Sprintf("exhaustive search of %s says %s cannot show", h.exp.design.Name(), v.prop.Name))
@@ -125,5 +130,5 @@ func (h *hunt) catch(t *rapid.T) {
 		h.firstHit = time.Now()
 	}
 	h.caught = append(h.caught[:0], h.trace...)
-	t.Fatalf("caught %s at step %d", model.Properties[h.target].Name, len(h.trace))
+	t.Fatalf("caught %s at step %d", h.exp.verdicts[h.target].prop.Name, len(h.trace))
 }

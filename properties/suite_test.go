@@ -12,6 +12,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"lockcheck/counterexamples"
 	"lockcheck/model"
 )
 
@@ -111,7 +112,7 @@ func checkCaught(t *testing.T, d model.Design, exp *expectation, v verdict, stra
 		return
 	case !rec.Failed():
 		t.Errorf("rapid did not catch %s in %d schedules, but exhaustive search finds a %d-step counterexample:\n%s",
-			v.prop.Name, h.runs, len(v.trace), scenarioText(d, v.prop.Name, "breadth-first search (shortest)", v.trace))
+			v.prop.Name, h.runs, len(v.trace), model.FormatTrace(v.trace))
 		return
 	case h.caught == nil:
 		t.Errorf("rapid failed for another reason while hunting %s:\n%s", v.prop.Name, rec.report())
@@ -148,7 +149,7 @@ func checkCaught(t *testing.T, d model.Design, exp *expectation, v verdict, stra
 }
 
 // explainBad tells a disagreement: the shrunk schedule as the CLI's
-// timeline, and a scenario file that replays it.
+// timeline, and a file that replays it.
 func (h *hunt) explainBad() string {
 	if h.bad == nil {
 		return "(no schedule recorded)"
@@ -161,31 +162,45 @@ func (h *hunt) explainBad() string {
 		return b.String()
 	}
 	b.WriteString(model.Render(run))
-	text := scenarioText(h.d, h.badProp, "rapid (go test ./properties), shrunk", h.bad)
-	path, err := writeScenario(h.d, h.badProp, text)
-	if err != nil {
-		fmt.Fprintf(&b, "\ncould not write the scenario file (%v); its text:\n%s", err, text)
-		return b.String()
-	}
-	fmt.Fprintf(&b, "\nscenario file: %s\nreplay it:     go run ./cmd/explore replay %s\n", path, path)
+	b.WriteString("\n")
+	b.WriteString(writeFailure(h.d, h.badProp, h.bad))
 	return b.String()
 }
 
-// scenarioText is a scenario file (model.ParseScenario reads it) for trace.
-func scenarioText(d model.Design, prop, how string, trace []model.Action) string {
-	return fmt.Sprintf("# %s on design %s: %d steps, found by %s.\n\ndesign %s\n%s",
-		prop, d.Name(), len(trace), how, d.Name(), model.FormatTrace(trace))
+// failureDir is where failing schedules are written: a counterexample file
+// (lockcheck/counterexamples, with its timeline page) when the property is
+// one of the model's Always properties, else a scenario file.
+var failureDir = filepath.Join(os.TempDir(), "lockcheck-properties")
+
+// writeFailure writes trace, which shows prop in design d, to failureDir
+// and says how to replay it.
+func writeFailure(d model.Design, prop string, trace []model.Action) string {
+	if err := os.MkdirAll(failureDir, 0o755); err != nil {
+		return fmt.Sprintf("could not write the schedule (%v); as a scenario:\n%s", err, scenarioText(d, prop, trace))
+	}
+	if p, ok := model.PropertyByName(prop); ok && p.Expect == model.Always {
+		path, err := counterexamples.WriteCounterexample(failureDir, counterexamples.Counterexample{
+			Design:     d,
+			Property:   prop,
+			Trace:      trace,
+			Bounds:     "none; NOT breadth-first search: rapid (go test ./properties) drew this schedule and shrank it, so it may not be the shortest",
+			Regenerate: "go test ./properties (its failure message has the -run and -rapid.seed that reproduce it)",
+		})
+		if err == nil {
+			return fmt.Sprintf("counterexample file: %s\nreplay it:          go run ./cmd/explore replay %s\n", path, path)
+		}
+	}
+	path := filepath.Join(failureDir, safeName(d.Name()+"--"+prop)+".txt")
+	if err := os.WriteFile(path, []byte(scenarioText(d, prop, trace)), 0o644); err != nil {
+		return fmt.Sprintf("could not write the schedule (%v); as a scenario:\n%s", err, scenarioText(d, prop, trace))
+	}
+	return fmt.Sprintf("scenario file: %s (model.ParseScenario reads it; model.Replay replays it)\n", path)
 }
 
-// writeScenario writes text to a file named after the design and the
-// property in the system's temporary directory, and returns its path.
-func writeScenario(d model.Design, prop, text string) (string, error) {
-	dir := filepath.Join(os.TempDir(), "lockcheck-properties")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, safeName(d.Name()+"-"+prop)+".txt")
-	return path, os.WriteFile(path, []byte(text), 0o644)
+// scenarioText is a scenario file (model.ParseScenario reads it) for trace.
+func scenarioText(d model.Design, prop string, trace []model.Action) string {
+	return fmt.Sprintf("# %s on design %s: %d steps, found by rapid (go test ./properties), shrunk.\n\ndesign %s\n%s",
+		prop, d.Name(), len(trace), d.Name(), model.FormatTrace(trace))
 }
 
 func safeName(s string) string {
@@ -200,8 +215,8 @@ func safeName(s string) string {
 // coverage says how many schedules showed each property.
 func (h *hunt) coverage() string {
 	var parts []string
-	for i, p := range model.Properties {
-		parts = append(parts, fmt.Sprintf("%s %d", p.Name, h.witnessed[i]))
+	for i, v := range h.exp.verdicts {
+		parts = append(parts, fmt.Sprintf("%s %d", v.prop.Name, h.witnessed[i]))
 	}
 	return "shown: " + strings.Join(parts, ", ")
 }
