@@ -324,7 +324,11 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 			if err != nil {
 				return err
 			}
-			if err := c.deleted(ctx, ob, map[bool]int64{true: 1, false: 0}[ok]); err != nil {
+			n := int64(0)
+			if ok {
+				n = 1
+			}
+			if err := c.deleted(ctx, ob, n); err != nil {
 				return err
 			}
 			c.finish()

@@ -39,6 +39,13 @@
 //     another's key breaks own-release, a key gone at a tick start with no
 //     step in between has expired.
 //
+// An etcd design (lock=etcd) keeps all of this but the lock: an etcd
+// member embedded in the process (StartEtcd), a lease per attempt and a
+// transaction that puts lock/order-42 if its create_revision is 0, the
+// put's revision as fencing token, a delete-if-ours transaction to
+// release, a keep-alive to renew. Its leases are whole seconds and expire
+// up to half a second late, so its ticks are multiples of EtcdTick (2s).
+//
 // Compare then lays the real history next to model.Replay of the same
 // trace: each step's reply, values read and written, tokens, ✗, the key's
 // holder after every step and at every tick, the final counter, accepted

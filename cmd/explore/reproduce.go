@@ -30,6 +30,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("reproduce", stderr)
 	tick := fs.Duration("tick", 0, "one model tick in real time (whole milliseconds, 10ms to 10s; default 100ms, etcd designs 2s)")
 	asJSON := fs.Bool("json", false, "print the comparison as JSON")
+	retries := fs.Int("retries", 2, "replay a void run (the machine could not keep the timing) this many times, doubling the tick each time (0 to 5)")
 	addr := fs.String("addr", "", "use the Redis server at this loopback host:port instead of starting redis-server (the run resets its own keys in -lock-db and -store-db)")
 	etcdURL := fs.String("etcd", "", "etcd designs: use the etcd at this loopback client URL instead of an embedded one (the run deletes lock/order-42)")
 	lockDB := fs.Int("lock-db", 0, "database of lock:order-42 and lock:fence (0 to 15)")
@@ -52,6 +53,10 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "explore reproduce: -"+err.Error())
 			return exitUsage
 		}
+	}
+	if *retries < 0 || *retries > 5 {
+		fmt.Fprintf(stderr, "explore reproduce: -retries %d: want 0 to 5\n", *retries)
+		return exitUsage
 	}
 	if *lockDB < 0 || *lockDB > 15 || *storeDB < 0 || *storeDB > 15 || *lockDB == *storeDB {
 		fmt.Fprintf(stderr, "explore reproduce: -lock-db %d, -store-db %d: want two different databases from 0 to 15\n", *lockDB, *storeDB)
@@ -126,10 +131,19 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 		defer e.Stop()
 		endpoint = e.Endpoint()
 	}
-	c, err := reality.Reproduce(ctx, in, label, reality.Options{Addr: server, Etcd: endpoint, Tick: *tick, LockDB: *lockDB, StoreDB: *storeDB})
-	if err != nil {
-		fmt.Fprintln(stderr, "explore reproduce:", err)
-		return exitIncomplete
+	var c *reality.Comparison
+	for attempt := 0; ; attempt++ {
+		c, err = reality.Reproduce(ctx, in, label, reality.Options{Addr: server, Etcd: endpoint, Tick: *tick, LockDB: *lockDB, StoreDB: *storeDB})
+		if err != nil {
+			fmt.Fprintln(stderr, "explore reproduce:", err)
+			return exitIncomplete
+		}
+		if !c.Late || attempt == *retries || 2**tick > reality.MaxTick {
+			break
+		}
+		fmt.Fprintf(stderr, "explore reproduce: void run at tick %v (step %d answered %.1fms into its tick, window %.1fms); again at %v\n",
+			*tick, c.LateSeq, c.LatestMS, c.WindowMS, 2**tick)
+		*tick *= 2
 	}
 	if *asJSON {
 		out, err := json.MarshalIndent(c, "", "  ")

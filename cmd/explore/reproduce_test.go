@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -33,6 +32,7 @@ func TestReproduceBadInput(t *testing.T) {
 		{[]string{"reproduce", "-lock-db", "3", "-store-db", "3", "demo2"}, "two different databases"},
 		{[]string{"reproduce", "demo2", "demo3"}, "one FILE only"},
 		{[]string{"reproduce", "demo9"}, "not a demo"},
+		{[]string{"reproduce", "-retries", "9", "demo2"}, "want 0 to 5"},
 		{[]string{"reproduce", "-tick", "100ms", "../../reality/testdata/etcd-pause.txt"}, "etcd designs want a multiple of 2s"},
 		{[]string{"reproduce", "-etcd", "http://10.1.1.1:2379", "../../reality/testdata/etcd-pause.txt"}, "want a loopback client URL"},
 	} {
@@ -61,18 +61,22 @@ func needRedis(t *testing.T) {
 	}
 }
 
-// runReal runs reproduce with a 50ms tick, doubled while the run is void
-// (exit 3 with a void verdict: the machine could not keep the timing), up
-// to 400ms.
+// runReal runs reproduce with a 50ms tick; reproduce itself replays a
+// void run with a doubled tick, up to 400ms.
 func runReal(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	for tick := 50 * time.Millisecond; ; tick *= 2 {
-		code, out, errs := runCmd(append([]string{"reproduce", "-tick", tick.String()}, args...)...)
-		if code != exitIncomplete || !strings.Contains(out, "void") || tick >= 400*time.Millisecond {
-			return code, out, errs
-		}
-		t.Logf("void run at tick %v, again with %v", tick, 2*tick)
+	code, out, errs := runCmd(append([]string{"reproduce", "-tick", "50ms", "-retries", "3"}, args...)...)
+	if errs != "" {
+		t.Log(errs)
 	}
+	if code == exitIncomplete && strings.Contains(out, "verdict: void") {
+		msg := "four void runs in a row: the machine is too loaded to keep the schedule's timing"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip("skipped: " + msg)
+	}
+	return code, out, errs
 }
 
 func TestReproduceDemoOnRealRedis(t *testing.T) {
