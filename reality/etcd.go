@@ -44,18 +44,35 @@ type EtcdServer struct {
 }
 
 // StartEtcd starts an embedded single-member etcd on 127.0.0.1 and waits
-// until it serves (bounded by ctx and 20 seconds).
+// until it serves (bounded by ctx and 20 seconds). It tries a few port
+// pairs in case another process takes a free port first.
 func StartEtcd(ctx context.Context) (*EtcdServer, error) {
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		var s *EtcdServer
+		if s, err = startEtcdOnce(ctx); err == nil {
+			return s, nil
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, err
+}
+
+func startEtcdOnce(ctx context.Context) (*EtcdServer, error) {
 	dir, err := os.MkdirTemp("", "lockcheck-etcd-")
 	if err != nil {
 		return nil, err
 	}
 	cport, err := freePort()
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	pport, err := freePort()
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	curl, _ := url.Parse("http://127.0.0.1:" + strconv.Itoa(cport))

@@ -12,8 +12,12 @@ import (
 	"lockcheck/model"
 )
 
-// DefaultTick is one model tick in real time. At 100ms a step's window is
-// 50ms, a wide margin for loopback requests on a loaded 2-core machine.
+// DefaultTick is one model tick in real time for Redis designs. At 100ms
+// every reply of a tick must come within 48ms: a loopback request takes
+// well under a millisecond, and the slowest tick measured on a loaded
+// 2-core machine took about 6ms, but stalls of 100ms and more happen under
+// heavy load; such a run is void, and explore reproduce plays it again at
+// 200ms and 400ms.
 const DefaultTick = 100 * time.Millisecond
 
 // Bounds of the -tick option. Ticks are whole milliseconds.
@@ -26,7 +30,7 @@ const (
 type Options struct {
 	Addr    string        // the Redis server, host:port (the storage; the lock too for redis designs)
 	Etcd    string        // lock=etcd: the etcd client URL
-	Tick    time.Duration // one model tick in real time (0: DefaultTick)
+	Tick    time.Duration // one model tick in real time (0: DefaultTickFor the design)
 	LockDB  int           // database of lock:order-42 and lock:fence
 	StoreDB int           // database of the counter (must differ from LockDB)
 
