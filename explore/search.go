@@ -34,8 +34,8 @@ func Check(cfg Config) (*Report, error) {
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	if workers > numSegs {
-		workers = numSegs // the merge hands out segments; more workers would idle
+	if workers > maxWorkers {
+		workers = maxWorkers
 	}
 	e := &engine{
 		d:       d,
@@ -70,9 +70,17 @@ func Check(cfg Config) (*Report, error) {
 	return e.rep, nil
 }
 
+// maxWorkers bounds the goroutines: the merge hands out mergeRanges ranges
+// of segments, so more would idle.
+const maxWorkers = mergeRanges
+
 // maxIDs is the most states a search numbers (ids are uint32, and
 // rootParent is reserved); past it the search stops as at MaxStates.
 const maxIDs = 1<<32 - 2
+
+// maxLevelSteps is the most steps one level may generate: bucket positions
+// are uint32.
+const maxLevelSteps = 1<<32 - 1
 
 // unitStates is how many frontier states one work unit expands.
 const unitStates = 256
@@ -93,9 +101,9 @@ const stepBytes = 8 + 8 + 1 + 4 + 1
 //     (frontier order, then action order);
 //  2. merge: the fingerprints are bucketed by set segment, keeping
 //     generation order, and each bucket is inserted into its segment (in
-//     parallel over segments; each segment is small enough to stay in cache
-//     while its bucket goes in). The first step to reach a fingerprint
-//     absent from the set is the one that makes a new state;
+//     parallel over segments; a bucket's home slots are loaded together
+//     first, so the inserts find them in cache). The first step to reach a
+//     fingerprint absent from the set is the one that makes a new state;
 //  3. collect (parallel over units): the new states are numbered in
 //     generation order, rebuilt by stepping their parent again, and written
 //     to the next frontier with their parent and action in the trail.
@@ -120,7 +128,7 @@ type engine struct {
 	bnew    []bool   // by bucket position: the first of its fingerprint and not yet visited
 	kOf     []uint32 // by generation index: its bucket position
 	isNew   []bool   // by generation index: bnew[kOf[·]], gathered by unit
-	hist    [][]int  // per worker: steps per segment, then the write cursors
+	hist    [][]int  // per group of units: steps per segment, then the write cursors
 	bucketT []int    // start of each segment's bucket, and the end
 
 	start       time.Time
@@ -194,6 +202,9 @@ func (e *engine) run() error {
 			// that the outcome does not depend on timing
 			stopped = "max-memory"
 			break
+		}
+		if e.steps > maxLevelSteps {
+			return fmt.Errorf("explore: a level of %d steps is more than the merge indexes (%d)", e.steps, int64(maxLevelSteps))
 		}
 		e.transitions.Add(e.steps)
 		e.rep.Stats.Transitions += e.steps

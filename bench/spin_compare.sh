@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Side by side: SPIN 6.5.2 on the Promela baseline and `explore check` on the
+# same world (one Redis node, check-and-delete, token on reads and writes,
+# max-token storage, TTL 10, W 2, one pause of 1..15 ticks, a clock that may
+# tick at any moment, horizon 40 ticks), checking no-lost-update (it holds,
+# so both search the whole space). Prints a Markdown table.
+#
+#   bench/spin_compare.sh            3 clients: SPIN, lockcheck with and without symmetry
+#   CLIENTS=4 bench/spin_compare.sh  4 clients: lockcheck only (SPIN needs > 300 s
+#                                    and 7 GB; SPIN4=1 runs it anyway, CAP seconds)
+#
+# Needs spin, gcc, go, python3 and GNU time (/usr/bin/time). The Promela model
+# is read from SPIN_DIR (default: ../shared/baselines/spin next to the repo)
+# and copied to a temporary folder; nothing is written in the repo.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SPIN_DIR=${SPIN_DIR:-$ROOT/../shared/baselines/spin}
+CLIENTS=${CLIENTS:-3}
+CAP=${CAP:-300}
+WORKERS=${WORKERS:-0}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+DESIGN="redis/cad/rw/max-token,clock=free,horizon=41"
+[ "$CLIENTS" = 3 ] || DESIGN="$DESIGN,clients=$CLIENTS"
+
+rows=()
+if [ "$CLIENTS" = 3 ] || [ "${SPIN4:-}" = 1 ]; then
+	command -v spin >/dev/null || { echo "install spin: apt-get install -y spin" >&2; exit 1; }
+	cp "$SPIN_DIR/lock.pml" "$TMP/"
+	declare -A W=([2]=22 [3]=25 [4]=28)
+	( cd "$TMP" && spin -DN="$CLIENTS" -DRELEASE=CAD -DFENCE=RW -DNO_EXCL -a lock.pml >/dev/null &&
+		gcc -w -O2 -DSAFETY -DMEMLIM=16000 -o pan pan.c )
+	( cd "$TMP" && /usr/bin/time -f 'WALL %e RSS %M' timeout -s INT "$CAP" ./pan -w"${W[$CLIENTS]}" -c0 ) > "$TMP/spin.out" 2>&1 || true
+	rows+=("$(python3 - "$TMP/spin.out" <<'EOF'
+import re, sys
+t = open(sys.argv[1], errors="replace").read()
+g = lambda p: (re.findall(p, t) or ["-"])[-1]
+stored, trans = float(g(r"([\d.e+]+) states, stored")), float(g(r"([\d.e+]+) transitions \(="))
+secs, wall, rss = float(g(r"elapsed time ([\d.e+]+) seconds")), float(g(r"WALL ([\d.]+)")), int(g(r"RSS (\d+)")) / 1024
+verdict = "holds" if "errors: 0" in t and "Interrupted" not in t else "not finished" if "Interrupted" in t else "violated"
+print(f"| SPIN 6.5.2, no symmetry | {verdict} | {stored:,.0f} | {trans:,.0f} | {wall:.2f} | {stored/secs/1e6:.2f} M | {rss:,.0f} | {rss*2**20/stored:.0f} |")
+EOF
+)")
+fi
+
+( cd "$ROOT" && go build -o "$TMP/explore" ./cmd/explore )
+for sym in true false; do
+	/usr/bin/time -f 'WALL %e RSS %M' "$TMP/explore" check -design "$DESIGN" -properties no-lost-update \
+		-symmetry="$sym" -workers "$WORKERS" -json > "$TMP/lc.json" 2> "$TMP/lc.err" || true
+	rows+=("$(python3 - "$TMP/lc.json" "$TMP/lc.err" "$sym" <<'EOF'
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+err = open(sys.argv[2]).read()
+wall, rss = float(re.findall(r"WALL ([\d.]+)", err)[-1]), int(re.findall(r"RSS (\d+)", err)[-1]) / 1024
+st = j["stats"]
+sym = "symmetry" if sys.argv[3] == "true" else "no symmetry"
+print(f"| lockcheck, {sym} | {j['results'][0]['status']} | {st['distinct']:,} | {st['transitions']:,} | {wall:.2f} | "
+      f"{st['distinct']/st['seconds']/1e6:.2f} M | {rss:,.0f} | {st['bytes_per_state']:.1f} (tables) |")
+EOF
+)")
+done
+
+echo "design $DESIGN, property no-lost-update, $(nproc) cores, $(date -u +%Y-%m-%d)"
+echo
+echo "| run | verdict | distinct states | transitions | wall s | states/s | peak RSS MB | bytes/state |"
+echo "|---|---|---|---|---|---|---|---|"
+printf '%s\n' "${rows[@]}"
