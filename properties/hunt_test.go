@@ -31,10 +31,13 @@ type hunt struct {
 	d      model.Design
 	exp    *expectation
 	target int // index into exp.verdicts; -1: no target
+	bound  int // > 0: only a violation of the target before step bound counts; longer schedules stop there
 	pick   *picker
 
 	trace []model.Action // the schedule being drawn (reused)
 	buf   []model.Action // enabled actions (reused)
+
+	rec *recorder // the TB of the rapid.Check running the hunt, if any
 
 	// what the runs showed
 	runs      int
@@ -71,12 +74,15 @@ func (h *hunt) prop(t *rapid.T) {
 		if len(h.buf) == 0 {
 			break
 		}
-		a := h.pick.pick(t, h.buf)
+		a := h.pick.pick(t, &s, h.buf)
 		next, ev := model.Step(d, s, a)
 		h.trace = append(h.trace, a)
 		h.pick.observe(a)
 		s = next
 		if h.judge(t, &s, &ev) {
+			return
+		}
+		if h.bound > 0 && len(h.trace) >= h.bound-1 {
 			return
 		}
 	}

@@ -93,9 +93,10 @@ func TestMeasureRates(t *testing.T) {
 	t.Log("\n" + b.String())
 }
 
-// TestMeasureCatch runs the caught subtests of TestDesigns with several
-// rapid seeds and reports per property the median checks and time to
-// catch, and rapid's shrunk length against breadth-first search's.
+// TestMeasureCatch runs the caught subtests of TestDesigns with rapid
+// seeds 1 … N and reports per property the median checks and time to
+// catch, the median shrink time, and rapid's shrunk length (first and
+// after -properties.rounds more rounds) against breadth-first search's.
 func TestMeasureCatch(t *testing.T) {
 	if *seedsFlag == 0 {
 		t.Skip("set -properties.seeds=N to measure")
@@ -106,9 +107,10 @@ func TestMeasureCatch(t *testing.T) {
 	}
 	strat := chosenStrategy(t)
 	var b strings.Builder
-	fmt.Fprintf(&b, "strategy %s, seeds 1..%d: checks to catch, time to catch, shrunk length (BFS shortest), shrink time\n", strat.name, *seedsFlag)
-	fmt.Fprintf(&b, "%-62s %-15s %7s %9s %5s %14s %s\n", "design", "property", "checks", "catch", "BFS", "shrunk min/med/max", "shrink")
-	equal, total := 0, 0
+	fmt.Fprintf(&b, "strategy %s, rapid seeds 1..%d, -properties.rounds=%d; medians over the seeds\n", strat.name, *seedsFlag, *roundsFlag)
+	fmt.Fprintf(&b, "%-62s %-15s %6s %9s %8s %4s %6s %6s %8s\n", "design", "property", "checks", "catch", "shrink", "BFS", "first", "rounds", "rounds-t")
+	var firstEq, bestEq, total int
+	var allChecks []int
 	for _, name := range names {
 		d, err := model.ParseDesign(name)
 		if err != nil {
@@ -119,48 +121,61 @@ func TestMeasureCatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, v := range exp.violated() {
-			var checks, lens []int
-			var catch, shrink []time.Duration
+			var checks, first, best []int
+			var catch, shrink, more []time.Duration
 			for seed := 1; seed <= *seedsFlag; seed++ {
-				h := newHunt(d, exp, v.index, strat)
-				rec := newRecorder(t.Name())
-				start := time.Now()
-				withFlag(t, "rapid.seed", strconv.Itoa(seed), func() { rapid.Check(rec, h.prop) })
-				end := time.Now()
-				if h.caught == nil {
-					checks = append(checks, 1<<30) // not caught
+				var r catchResult
+				ok := true
+				withFlag(t, "rapid.seed", strconv.Itoa(seed), func() { r, ok = catchAndShrink(t, d, exp, v, strat) })
+				if !ok {
+					t.FailNow()
+				}
+				if r.best == nil {
+					checks = append(checks, 1<<30) // missed
 					continue
 				}
-				checks = append(checks, rec.checksToCatch())
-				lens = append(lens, len(h.caught))
-				catch = append(catch, h.firstHit.Sub(start))
-				shrink = append(shrink, end.Sub(h.firstHit))
+				checks = append(checks, r.first.rec.checksToCatch())
+				first, best = append(first, len(r.first.caught)), append(best, len(r.best.caught))
+				catch, shrink, more = append(catch, r.catch), append(shrink, r.shrink), append(more, r.more)
 				total++
-				if len(h.caught) == len(v.trace) {
-					equal++
+				if len(r.first.caught) == len(v.trace) {
+					firstEq++
+				}
+				if len(r.best.caught) == len(v.trace) {
+					bestEq++
 				}
 			}
-			slices.Sort(checks)
-			slices.Sort(lens)
-			slices.Sort(catch)
-			slices.Sort(shrink)
-			med := func(n int) int { return n / 2 }
-			shrunk := "-"
-			if len(lens) > 0 {
-				shrunk = fmt.Sprintf("%d/%d/%d", lens[0], lens[med(len(lens))], lens[len(lens)-1])
-			}
-			mc := "missed"
-			if c := checks[med(len(checks))]; c < 1<<30 {
-				mc = strconv.Itoa(c)
-			}
-			var mcatch, mshrink time.Duration
-			if len(catch) > 0 {
-				mcatch, mshrink = catch[med(len(catch))], shrink[med(len(shrink))]
-			}
-			fmt.Fprintf(&b, "%-62s %-15s %7s %9v %5d %14s %v\n", d.Name(), v.prop.Name, mc,
-				mcatch.Round(time.Microsecond), len(v.trace), shrunk, mshrink.Round(time.Millisecond))
+			allChecks = append(allChecks, checks...)
+			fmt.Fprintf(&b, "%-62s %-15s %6s %9v %8v %4d %6s %6s %8v\n", d.Name(), v.prop.Name, medianChecks(checks),
+				median(catch).Round(time.Microsecond), median(shrink).Round(time.Millisecond), len(v.trace),
+				fmt.Sprint(median(first)), fmt.Sprint(median(best)), median(more).Round(time.Millisecond))
 		}
 	}
-	fmt.Fprintf(&b, "shrunk to the BFS length: %d of %d catches\n", equal, total)
+	slices.Sort(allChecks)
+	within := 0
+	for _, c := range allChecks {
+		if c <= 100 {
+			within++
+		}
+	}
+	fmt.Fprintf(&b, "catches at the BFS length: first shrink %d of %d, after rounds %d of %d; caught within 100 checks: %d of %d hunts\n",
+		firstEq, total, bestEq, total, within, len(allChecks))
 	t.Log("\n" + b.String())
+}
+
+func median[T int | time.Duration](xs []T) T {
+	if len(xs) == 0 {
+		return 0
+	}
+	ys := slices.Clone(xs)
+	slices.Sort(ys)
+	return ys[len(ys)/2]
+}
+
+func medianChecks(xs []int) string {
+	m := median(xs)
+	if m >= 1<<30 {
+		return "missed"
+	}
+	return strconv.Itoa(m)
 }

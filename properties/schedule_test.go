@@ -24,24 +24,24 @@ import (
 // a step's group leaves the others' draws aligned.
 //
 // A stable strategy reads the numbers in absolute terms that mean the same
-// thing in any state, and what is not enabled falls back to the nearest
-// thing that is:
+// thing in any state:
 //   - kind picks a category by fixed shares of its 16 slots (a profile):
 //     a client's step, a tick, another step of the world (replication), or
-//     a fault; a category that is not enabled falls back to the first
-//     enabled one in that order;
-//   - which picks among the kinds of the category, counting from the
-//     which-th kind of the model's enumeration, cyclically;
-//   - who is a client, spread over the clients by their speeds; a client
-//     that cannot take the chosen kind of action falls back to the next
-//     one that can, cyclically;
-//   - arg, from 16 slots, is scaled to the kind's largest argument, and a
-//     value that is not enabled falls back to the smallest enabled one
-//     above it (else the largest).
+//     a fault;
+//   - which picks one of the design's fault kinds (or world kinds), or one
+//     of a client's steps (its main step, a renewal);
+//   - who is a client, spread over the clients by their speeds;
+//   - arg is a pause or delay length, or a node, as the model writes it.
 //
-// So when the shrinker deletes or changes a step, the steps after it still
-// mean "A's next step" or "C pauses for 10 ticks", and every number at
-// zero means "the lowest client's next step, or else a tick".
+// A fault (or world step) is taken only if exactly that action is enabled:
+// that kind, by that client, with that argument; otherwise the step is a
+// client's step. A client's step goes to who, or, if who cannot step, to
+// the next client that can (cyclically); if none can, time moves. So when
+// the shrinker deletes or changes a step, the steps after it still mean
+// "C pauses for 10 ticks" or "A's next step", and every number at zero
+// means "the lowest client's next step, or else a tick". (Falling back to
+// the nearest enabled fault instead would let the shrinker's smallest
+// numbers for "C crashes" mean "A pauses" once earlier steps change.)
 //
 // rapid's integer generators favour small values: a number from [0, 16)
 // is 0 or 1 a quarter of the time, 2 or 3 16%, 4 … 7 22%, and 8 … 15 get
@@ -194,13 +194,18 @@ func strategyByName(name string) (strategy, error) {
 // a tick can compete with a client's step. It is the same for every
 // schedule, so a schedule's draws always mean the same thing.
 type designInfo struct {
-	stepKinds, faultKinds []model.ActionKind
-	tickCompetes          bool
+	stepKinds, worldKinds, faultKinds []model.ActionKind
+	tickCompetes                      bool
+	// argful: kinds whose actions differ by their argument (pause and
+	// delay lengths, Redlock's nodes); maxArg: the largest argument seen
+	argful [256]bool
+	maxArg int
 }
 
 func learn(d *model.Design) designInfo {
 	var info designInfo
 	var seen [256]bool
+	var arg0 [256]int
 	s := model.Init(d)
 	var buf []model.Action
 	for n := 0; n < 100000; n++ {
@@ -214,12 +219,19 @@ func learn(d *model.Design) designInfo {
 			step = step || ki.cat == catStep
 			tick = tick || ki.cat == catTick
 			if seen[a.Kind] {
+				if int(a.Arg) != arg0[a.Kind] {
+					info.argful[a.Kind] = true
+				}
+				info.maxArg = max(info.maxArg, int(a.Arg))
 				continue
 			}
-			seen[a.Kind] = true
+			seen[a.Kind], arg0[a.Kind] = true, int(a.Arg)
+			info.maxArg = max(info.maxArg, int(a.Arg))
 			switch ki.cat {
 			case catStep:
 				info.stepKinds = append(info.stepKinds, a.Kind)
+			case catWorld:
+				info.worldKinds = append(info.worldKinds, a.Kind)
 			case catFault:
 				info.faultKinds = append(info.faultKinds, a.Kind)
 			}
@@ -228,6 +240,7 @@ func learn(d *model.Design) designInfo {
 		s, _ = model.Step(d, s, buf[0])
 	}
 	slices.Sort(info.stepKinds)
+	slices.Sort(info.worldKinds)
 	slices.Sort(info.faultKinds)
 	return info
 }
@@ -255,9 +268,11 @@ type picker struct {
 	plan     plan
 	speed    [model.MaxClients]int // cumulative: client i owns [speed[i-1], speed[i])
 	m        menu
+	now      int // the tick of the state being drawn in
 
 	gen                *rapid.Generator[model.Action] // one step
 	slot, digit, eight *rapid.Generator[uint]
+	arg                *rapid.Generator[uint]
 	slow               *rapid.Generator[uint]
 	profile            *rapid.Generator[uint]
 	ints               []*rapid.Generator[uint] // uniform: ints[n-1] draws from [0, n)
@@ -273,10 +288,11 @@ func newPicker(strat strategy, d *model.Design) *picker {
 	p.gen = rapid.Custom(p.draw)
 	p.digit = rapid.UintRange(0, 3)
 	p.slot = rapid.UintRange(0, slots-1)
+	p.arg = rapid.UintRange(0, uint(p.info.maxArg))
 	p.eight = rapid.UintRange(0, 7)
 	p.profile = rapid.UintRange(0, uint(max(len(p.profiles), 1)-1))
 	p.slow = rapid.UintRange(0, 1<<d.Clients-1)
-	for _, g := range []interface{ String() string }{p.gen, p.slot, p.digit, p.eight, p.profile, p.slow} {
+	for _, g := range []interface{ String() string }{p.gen, p.slot, p.arg, p.digit, p.eight, p.profile, p.slow} {
 		_ = g.String() // fix the labels of rapid's groups, so that every step's group is alike
 	}
 	return p
@@ -311,7 +327,7 @@ func (p *picker) start(t *rapid.T) {
 			trigger: in.stepKinds[int(p.eight.Draw(t, "plan: after"))%len(in.stepKinds)],
 			nth:     int(p.digit.Draw(t, "plan: nth")),
 			fault:   in.faultKinds[int(p.eight.Draw(t, "plan: fault"))%len(in.faultKinds)],
-			arg:     int(p.slot.Draw(t, "plan: arg")),
+			arg:     int(p.arg.Draw(t, "plan: arg")),
 			target:  -1,
 		}
 	}
@@ -329,45 +345,43 @@ func (p *picker) observe(a model.Action) {
 	pl.seen++
 }
 
-// pick draws the next action among en (never empty).
-func (p *picker) pick(t *rapid.T, en []model.Action) model.Action {
+// pick draws the next action among en (never empty), enabled in s.
+func (p *picker) pick(t *rapid.T, s *model.State, en []model.Action) model.Action {
+	p.now = int(s.Now)
 	p.m.build(en)
 	return p.gen.Draw(t, "action")
 }
 
-// planned is the plan's fault, if it is armed and enabled now.
-func (p *picker) planned() (model.Action, bool) {
-	pl := &p.plan
-	if pl.done || pl.target < 0 {
-		return model.Action{}, false
+// tickDigits is how many base-4 digits an absolute tick needs.
+func (p *picker) tickDigits() int {
+	n := 1
+	for v := 4; v <= p.d.HorizonTicks+p.info.maxArg; v *= 4 {
+		n++
 	}
-	for i := range p.m.groups {
-		g := &p.m.groups[i]
-		if g.kind != pl.fault || (kinds[g.kind].byClient && g.client != pl.target) {
-			continue
-		}
-		pl.done = true
-		return p.argOf(g, pl.arg), true
-	}
-	return model.Action{}, false
+	return n
 }
 
-// argOf is group g's action whose argument is arg (from [0, slots)) scaled
-// to the group's largest argument, or else the smallest above it, or else
-// the largest.
-func (p *picker) argOf(g *group, arg int) model.Action {
-	en := p.m.en
-	target := arg * (int(en[g.to-1].Arg) + 1) / slots
-	for i := g.from; i < g.to; i++ {
-		if int(en[i].Arg) >= target {
-			return en[i]
+// drawArg draws the argument of an action of kind: nothing if the kind
+// has none; for a client's pause or delay, the tick at which it ends, in
+// absolute time (so that when the shrinker deletes steps before a pause,
+// the pause still ends when it did, and is longer), drawn as base-4
+// digits, which rapid draws nearly uniformly; else (a node) a number.
+func (p *picker) drawArg(t *rapid.T, kind model.ActionKind) int {
+	switch {
+	case !p.info.argful[kind]:
+		return 0
+	case kinds[kind].byClient:
+		end := 0
+		for i := p.tickDigits(); i > 0; i-- {
+			end = end*4 + int(p.digit.Draw(t, "ends at"))
 		}
+		return end - p.now
 	}
-	return en[g.to-1]
+	return int(p.arg.Draw(t, "node"))
 }
 
 // nextClient is the first client at or after who, cyclically, with a group
-// in category cat (and of kind, if kind >= 0).
+// in category cat (and of kind, if kind >= 0), or -1.
 func (p *picker) nextClient(cat category, kind, who int) int {
 	best := -1
 	for i := range p.m.groups {
@@ -414,13 +428,11 @@ func (p *picker) draw(t *rapid.T) model.Action {
 	k := int(p.slot.Draw(t, "kind"))
 	which := int(p.eight.Draw(t, "which"))
 	w := int(p.eight.Draw(t, "who")) * p.speed[p.d.Clients-1] / whoSlots
-	arg := int(p.slot.Draw(t, "arg"))
-	if a, ok := p.planned(); ok {
-		return a
+	who := 0
+	for who < p.d.Clients-1 && w >= p.speed[who] {
+		who++
 	}
-
-	// the category
-	cat := numCats
+	cat := catStep
 	for c := category(0); c < numCats; c++ {
 		if k < p.prof.share[c] {
 			cat = c
@@ -428,42 +440,91 @@ func (p *picker) draw(t *rapid.T) model.Action {
 		}
 		k -= p.prof.share[c]
 	}
-	if cat == numCats || m.inCat[cat] == 0 {
-		for c := category(0); c < numCats; c++ {
-			if m.inCat[c] > 0 {
-				cat = c
-				break
-			}
+	var list []model.ActionKind
+	switch cat {
+	case catTick:
+		if g := p.nth(catTick, -1, -1, 0); g != nil {
+			return m.en[g.from]
+		}
+	case catWorld:
+		list = p.info.worldKinds
+	case catFault:
+		list = p.info.faultKinds
+	}
+	if len(list) > 0 {
+		kind := list[which%len(list)]
+		arg := p.drawArg(t, kind)
+		if a, ok := p.planned(); ok {
+			return a
+		}
+		if a, ok := p.exact(kind, who, arg); ok {
+			return a
 		}
 	}
-	who := 0
-	for who < p.d.Clients-1 && w >= p.speed[who] {
-		who++
+	if a, ok := p.planned(); ok {
+		return a
 	}
-	var pick *group
-	if cat == catStep {
-		// a client's step: the client first (who, or the next one with a
-		// step, cyclically), then which of its steps (main step, renewal)
-		c := p.nextClient(cat, -1, who)
+	// a client's step: the client first (who, or the next one with a
+	// step, cyclically), then which of its steps (main step, renewal)
+	if c := p.nextClient(catStep, -1, who); c >= 0 {
 		n := 0
 		for i := range m.groups {
-			if g := &m.groups[i]; g.cat == cat && g.client == c {
+			if g := &m.groups[i]; g.cat == catStep && g.client == c {
 				n++
 			}
 		}
-		pick = p.nth(cat, -1, c, which%n)
-	} else {
-		// the kind first: the first enabled kind of the category at or
-		// after the which-th kind of the model, cyclically; then the
-		// client, as for steps
-		kind := -1
-		for i := 0; i < len(kinds) && kind < 0; i++ {
-			ki := kinds[(which+i)%len(kinds)]
-			if ki.cat == cat && p.nth(cat, int(ki.kind), -1, 0) != nil {
-				kind = int(ki.kind)
+		return m.en[p.nth(catStep, -1, c, which%n).from]
+	}
+	// no client can step: time moves, or else the world or a fault
+	for c := catTick; c < numCats; c++ {
+		if g := p.nth(c, -1, -1, 0); g != nil {
+			return m.en[g.from]
+		}
+	}
+	panic("no enabled action") // pick is never called with none
+}
+
+// exact is the action of kind by client who (if the kind is a client's)
+// with argument arg (if the kind has one), if that exact action is
+// enabled. A draw that names an action that is not enabled is a client's
+// step instead: were it the nearest enabled fault, the numbers the
+// shrinker leaves would name a different fault once the steps before it
+// change.
+func (p *picker) exact(kind model.ActionKind, who, arg int) (model.Action, bool) {
+	for i := range p.m.groups {
+		g := &p.m.groups[i]
+		if g.kind != kind || (kinds[kind].byClient && g.client != who) {
+			continue
+		}
+		for j := g.from; j < g.to; j++ {
+			if !p.info.argful[kind] || int(p.m.en[j].Arg) == arg {
+				return p.m.en[j], true
 			}
 		}
-		pick = p.nth(cat, kind, p.nextClient(cat, kind, who), 0)
 	}
-	return p.argOf(pick, arg)
+	return model.Action{}, false
 }
+
+// planned is the plan's fault, if it is armed and enabled now.
+func (p *picker) planned() (model.Action, bool) {
+	pl := &p.plan
+	if pl.done || pl.target < 0 {
+		return model.Action{}, false
+	}
+	for i := range p.m.groups {
+		g := &p.m.groups[i]
+		if g.kind != pl.fault || (kinds[g.kind].byClient && g.client != pl.target) {
+			continue
+		}
+		for j := g.from; j < g.to; j++ {
+			if !p.info.argful[g.kind] || int(p.m.en[j].Arg) == pl.arg {
+				pl.done = true
+				return p.m.en[j], true
+			}
+		}
+	}
+	return model.Action{}, false
+}
+
+// argOf is group g's action whose argument is arg (from [0, slots)) scaled
+// to the group's largest argument, or else the smallest above it, or else

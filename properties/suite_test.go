@@ -19,6 +19,7 @@ import (
 var (
 	strategyFlag  = flag.String("properties.strategy", "swarm", "how a step is drawn: swarm, stable or uniform")
 	timelinesFlag = flag.Bool("properties.timelines", false, "log the shrunk timeline of every caught violation, not only of failures")
+	roundsFlag    = flag.Int("properties.rounds", 5, "after a catch, up to this many more rounds hunting a shorter violation (0: none)")
 )
 
 func TestMain(m *testing.M) {
@@ -26,7 +27,8 @@ func TestMain(m *testing.M) {
 	// rapid saves a failing case as an opaque fail file and replays it on
 	// every later run. Here a caught violation of an unsafe design is the
 	// expected outcome, and a real failure is written as a readable
-	// scenario file (see report); so unless asked for, no fail files.
+	// counterexample file (writeFailure); so unless asked for, no fail
+	// files.
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.nofailfile" })
 	if _, env := os.LookupEnv("RAPID_NOFAILFILE"); !set && !env {
@@ -95,57 +97,122 @@ func checkHolds(t *testing.T, d model.Design, exp *expectation, strat strategy) 
 // needs a rare schedule (a fault in a one-step window).
 const catchBudget = 10
 
+// roundBudget: each extra round (-properties.rounds) may take up to
+// roundBudget times -rapid.checks schedules, and at most maxRoundChecks.
+const (
+	roundBudget    = 3
+	maxRoundChecks = 1000
+)
+
 // checkCaught runs rapid on d hunting property v, which exhaustive search
 // breaks: rapid must catch it, and its shrunk schedule must replay to the
 // violation, no shorter than search's shortest (that would be a search
 // bug) and ideally as short.
 func checkCaught(t *testing.T, d model.Design, exp *expectation, v verdict, strat strategy) {
-	h := newHunt(d, exp, v.index, strat)
-	rec := newRecorder(t.Name())
-	checks := flag.Lookup("rapid.checks").Value.(flag.Getter).Get().(int)
-	start := time.Now()
-	withFlag(t, "rapid.checks", strconv.Itoa(catchBudget*checks), func() { rapid.Check(rec, h.prop) })
-	total := time.Since(start)
-	switch {
-	case h.bad != nil:
-		t.Errorf("%s\n\n%s", rec.report(), h.explainBad())
+	r, ok := catchAndShrink(t, d, exp, v, strat)
+	if !ok {
 		return
-	case !rec.Failed():
+	}
+	if r.first.caught == nil {
 		t.Errorf("rapid did not catch %s in %d schedules, but exhaustive search finds a %d-step counterexample:\n%s",
-			v.prop.Name, h.runs, len(v.trace), model.FormatTrace(v.trace))
-		return
-	case h.caught == nil:
-		t.Errorf("rapid failed for another reason while hunting %s:\n%s", v.prop.Name, rec.report())
+			v.prop.Name, r.first.runs, len(v.trace), model.FormatTrace(v.trace))
 		return
 	}
-	run, err := model.Replay(&d, h.caught)
-	if err != nil {
-		t.Fatalf("the shrunk schedule does not replay: %v\n%s", err, model.FormatTrace(h.caught))
+	if n := r.first.rec.checksToCatch(); n > r.checks {
+		t.Logf("SLOW CATCH %s: caught after %d checks, more than -rapid.checks=%d", v.prop.Name, n, r.checks)
 	}
-	at, ok := run.Violated(v.prop.Name)
-	if !ok || at != len(h.caught) {
-		t.Fatalf("the shrunk schedule replays but does not end at a violation of %s (found %v):\n%s", v.prop.Name, run.Found, model.Render(run))
-	}
-	if !strings.Contains(rec.report(), "caught "+v.prop.Name) {
-		t.Errorf("rapid's report does not name %s:\n%s", v.prop.Name, rec.report())
-	}
-	if n := rec.checksToCatch(); n > checks {
-		t.Logf("SLOW CATCH %s: caught after %d checks, more than -rapid.checks=%d", v.prop.Name, n, checks)
-	}
-	n, bfs := len(h.caught), len(v.trace)
-	t.Logf("caught %s after %d checks (%v to catch, %v with shrinking); shrunk to %d steps, breadth-first shortest %d",
-		v.prop.Name, rec.checksToCatch(), h.firstHit.Sub(start).Round(time.Microsecond), total.Round(time.Millisecond), n, bfs)
+	n, bfs := len(r.best.caught), len(v.trace)
+	t.Logf("caught %s after %d checks (%v to catch, %v with shrinking); shrunk to %d steps; after %d more rounds (%v) %d; breadth-first shortest %d",
+		v.prop.Name, r.first.rec.checksToCatch(), r.catch.Round(time.Microsecond), r.shrink.Round(time.Millisecond),
+		len(r.first.caught), r.rounds, r.more.Round(time.Millisecond), n, bfs)
+	run, _ := model.Replay(&d, r.best.caught)
 	switch {
 	case n < bfs:
 		t.Errorf("rapid's shrunk schedule (%d steps) is shorter than breadth-first search's shortest (%d): the search is not breadth-first or not complete\n%s",
 			n, bfs, model.Render(run))
 	case n > bfs:
 		t.Logf("SHRINK GAP %s: %d steps, %d more than the shortest\nrapid's shrunk schedule:\n%s\nbreadth-first search's shortest:\n%s",
-			v.prop.Name, n, n-bfs, model.FormatTrace(h.caught), model.FormatTrace(v.trace))
+			v.prop.Name, n, n-bfs, model.FormatTrace(r.best.caught), model.FormatTrace(v.trace))
 	}
 	if *timelinesFlag {
 		t.Logf("\n%s", model.Render(run))
 	}
+}
+
+// catchResult is a hunt for one property: the first catch, and the best
+// after more rounds.
+type catchResult struct {
+	first, best         *hunt
+	rounds              int // rounds that found a shorter violation
+	checks              int // -rapid.checks
+	catch, shrink, more time.Duration
+}
+
+// catchAndShrink hunts property v in design d: one rapid.Check with up to
+// catchBudget times -rapid.checks schedules, then up to -properties.rounds
+// more, each counting only violations shorter than the best so far, until
+// a round finds none. A fresh search lands in another basin of the
+// shrinker, which deletes and lowers but never adds: a schedule where the
+// first holder pauses while two clients poll cannot shrink into one where
+// the last holder pauses while one polls. ok is false if the test failed.
+func catchAndShrink(t *testing.T, d model.Design, exp *expectation, v verdict, strat strategy) (r catchResult, ok bool) {
+	r.checks = flag.Lookup("rapid.checks").Value.(flag.Getter).Get().(int)
+	start := time.Now()
+	h, ok := hunt1(t, d, exp, v, strat, 0, catchBudget*r.checks)
+	if !ok || h.caught == nil {
+		r.first = h
+		return r, ok
+	}
+	r.first, r.best = h, h
+	r.catch, r.shrink = h.firstHit.Sub(start), time.Since(h.firstHit)
+	start = time.Now()
+	for i := 1; i <= *roundsFlag && len(r.best.caught) > len(v.trace); i++ {
+		h, ok := hunt1(t, d, exp, v, strat, len(r.best.caught), min(roundBudget*r.checks, maxRoundChecks))
+		if !ok {
+			return r, false
+		}
+		if h.caught == nil {
+			break
+		}
+		r.best, r.rounds = h, i
+	}
+	r.more = time.Since(start)
+	return r, true
+}
+
+// hunt1 is one rapid.Check of design d for property v, with the given
+// number of checks, counting only violations before step bound (if > 0).
+// A caught schedule must replay to the violation; ok is false if the test
+// failed.
+func hunt1(t *testing.T, d model.Design, exp *expectation, v verdict, strat strategy, bound, checks int) (h *hunt, ok bool) {
+	h = newHunt(d, exp, v.index, strat)
+	h.bound = bound
+	h.rec = newRecorder(t.Name())
+	withFlag(t, "rapid.checks", strconv.Itoa(checks), func() { rapid.Check(h.rec, h.prop) })
+	switch {
+	case h.bad != nil:
+		t.Errorf("%s\n\n%s", h.rec.report(), h.explainBad())
+		return h, false
+	case !h.rec.Failed():
+		return h, true
+	case h.caught == nil:
+		t.Errorf("rapid failed for another reason while hunting %s:\n%s", v.prop.Name, h.rec.report())
+		return h, false
+	}
+	run, err := model.Replay(&d, h.caught)
+	if err != nil {
+		t.Errorf("the shrunk schedule does not replay: %v\n%s", err, model.FormatTrace(h.caught))
+		return h, false
+	}
+	if at, shows := run.Violated(v.prop.Name); !shows || at != len(h.caught) {
+		t.Errorf("the shrunk schedule replays but does not end at a violation of %s (found %v):\n%s", v.prop.Name, run.Found, model.Render(run))
+		return h, false
+	}
+	if !strings.Contains(h.rec.report(), "caught "+v.prop.Name) {
+		t.Errorf("rapid's report does not name %s:\n%s", v.prop.Name, h.rec.report())
+		return h, false
+	}
+	return h, true
 }
 
 // explainBad tells a disagreement: the shrunk schedule as the CLI's
