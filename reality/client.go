@@ -18,6 +18,9 @@ const (
 	// HolderNotLooked: nobody looked (the step touches neither storage nor
 	// the key's owner).
 	HolderNotLooked = -3
+	// HolderDown: the lock node is down (crashed, not yet restarted): nobody
+	// can see its key.
+	HolderDown = -4
 )
 
 // client is one real client process: its own connections to the lock
@@ -68,15 +71,15 @@ type reply struct {
 	phase model.Phase
 }
 
-func newClient(i int, d *model.Design, clk *clock, addr string, lockDB, storeDB int, obs looker, sc storageScripts, px time.Duration) *client {
+func newClient(i int, d *model.Design, clk *clock, lockAddr, storeAddr string, lockDB, storeDB int, obs looker, sc storageScripts, px time.Duration) *client {
 	first := model.PhaseAcquire
 	if d.Acquire == model.AcquireIncrBefore {
 		first = model.PhaseIncr
 	}
 	c := &client{
 		i: i, d: d, clk: clk,
-		lock:    redis.NewClient(clientOptions(addr, lockDB)),
-		store:   redis.NewClient(clientOptions(addr, storeDB)),
+		lock:    redis.NewClient(lockOptions(d, lockAddr, lockDB)),
+		store:   redis.NewClient(clientOptions(storeAddr, storeDB)),
 		obs:     obs,
 		scripts: sc,
 		px:      px,
@@ -84,7 +87,7 @@ func newClient(i int, d *model.Design, clk *clock, addr string, lockDB, storeDB 
 		phase:   first,
 	}
 	if d.Wait == model.WaitNotify {
-		c.sub = redis.NewClient(clientOptions(addr, lockDB)).Subscribe(context.Background())
+		c.sub = redis.NewClient(lockOptions(d, lockAddr, lockDB)).Subscribe(context.Background())
 	}
 	return c
 }
@@ -117,9 +120,9 @@ func (c *client) close() {
 
 // run serves orders until the channel closes, the client crashes or ctx
 // ends. A pause, or the work between read and write, keeps it from acting
-// until a tick starts (it sleeps); faults can still strike meanwhile (a GC
-// pause in the middle of the work), and its watchdog still renews while it
-// works (not while it is paused).
+// until a tick (see busy); faults can still strike meanwhile (a GC pause in
+// the middle of the work), and its watchdog still renews while it works
+// (not while it is paused).
 func (c *client) run(ctx context.Context, orders <-chan order, replies chan<- reply) {
 	for {
 		var o order
@@ -132,14 +135,15 @@ func (c *client) run(ctx context.Context, orders <-chan order, replies chan<- re
 			}
 			o = got
 		}
-		switch k := o.a.Kind; {
-		case k.IsFault():
-		case k == model.ActRenew:
-			c.clk.sleepUntil(ctx, c.pausedUntil)
-		default:
-			c.clk.sleepUntil(ctx, max(c.pausedUntil, c.workUntil))
+		var r reply
+		if why := c.busy(o); why != "" {
+			// reality has left the model's path: the schedule orders a step
+			// the real client cannot take yet
+			r = reply{obs: Obs{Action: o.a, Took: o.a.Kind, Tick: o.now, Before: HolderNotLooked, Skipped: true, Why: why}}
+			r.obs.Start, r.obs.End = c.clk.since(), c.clk.since()
+		} else {
+			r = c.do(ctx, o)
 		}
-		r := c.do(ctx, o)
 		r.phase = c.phase
 		select {
 		case replies <- r:
@@ -150,6 +154,23 @@ func (c *client) run(ctx context.Context, orders <-chan order, replies chan<- re
 			return
 		}
 	}
+}
+
+// busy says why the client cannot act at the order's tick: it is paused,
+// or (for a main step) still working, until a later tick. "" when it can.
+// Orders for the tick it becomes free at wait for that tick to start.
+func (c *client) busy(o order) string {
+	k := o.a.Kind
+	if k.IsFault() {
+		return ""
+	}
+	if c.pausedUntil > o.now {
+		return fmt.Sprintf("still paused until t=%d", c.pausedUntil)
+	}
+	if k != model.ActRenew && c.workUntil > o.now {
+		return fmt.Sprintf("still working until t=%d", c.workUntil)
+	}
+	return ""
 }
 
 func (c *client) do(ctx context.Context, o order) reply {
@@ -201,7 +222,12 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 		ob.Took = model.ActIncr
 		n, err := c.lock.Incr(ctx, FenceKey).Result()
 		if err != nil {
-			return fmt.Errorf("INCR %s: %v", FenceKey, err)
+			if err := c.lockErr(err, "INCR "+FenceKey); !isDown(err) {
+				return err
+			}
+			// the model lets INCR succeed on a down node; a real one fails
+			ob.Skipped, ob.Why = true, "INCR failed: the lock node is down"
+			return nil
 		}
 		c.token, ob.Result, ob.Token = int(n), model.ResOK, int(n)
 		if d.Acquire == model.AcquireIncrBefore {
@@ -224,6 +250,9 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 			acquire = c.etcd.acquire
 		}
 		won, tok, err := acquire(ctx)
+		if isDown(err) {
+			won, err = false, nil // no answer from a down node: try again later
+		}
 		if err != nil {
 			return err
 		}
@@ -248,7 +277,9 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 		ob.Took = model.ActExpire
 		ok, err := c.lock.PExpire(ctx, LockKey, c.px).Result()
 		if err != nil {
-			return fmt.Errorf("PEXPIRE %s: %v", LockKey, err)
+			if err := c.lockErr(err, "PEXPIRE "+LockKey); !isDown(err) {
+				return err
+			}
 		}
 		ob.Result = model.ResNoop
 		if ok {
@@ -350,7 +381,10 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 			}
 			n, err := script.Run(ctx, c.lock, []string{LockKey}, c.value).Int64()
 			if err != nil {
-				return fmt.Errorf("check-and-delete script: %v", err)
+				if err := c.lockErr(err, "check-and-delete script"); !isDown(err) {
+					return err
+				}
+				n = 0 // the node is down: nothing deleted
 			}
 			if err := c.deleted(ctx, ob, n); err != nil {
 				return err
@@ -359,7 +393,12 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 		case model.ReleaseGetDel:
 			v, err := c.lock.Get(ctx, LockKey).Result()
 			if err != nil && !errors.Is(err, redis.Nil) {
-				return fmt.Errorf("GET %s: %v", LockKey, err)
+				if err := c.lockErr(err, "GET "+LockKey); !isDown(err) {
+					return err
+				}
+				ob.Result = model.ResNoop // the node is down: the release fails, the job ends
+				c.finish()
+				break
 			}
 			h := holderOf(v, err, c.d.Clients)
 			ob.Result, ob.Value = model.ResOK, h+1
@@ -440,7 +479,10 @@ func (c *client) renew(ctx context.Context, ob *Obs) error {
 	}
 	n, err := renewScript.Run(ctx, c.lock, []string{LockKey}, c.value, c.px.Milliseconds()).Int64()
 	if err != nil {
-		return fmt.Errorf("renew script: %v", err)
+		if err := c.lockErr(err, "renew script"); !isDown(err) {
+			return err
+		}
+		n = 0
 	}
 	ob.Result = model.ResNoop // a failed renewal does not stop the worker
 	if n == 1 {
@@ -489,46 +531,46 @@ func (c *client) acquire(ctx context.Context) (bool, int, error) {
 	switch {
 	case d.Bug == model.BugSetWithoutNX && d.Acquire == model.AcquireSetExpire && fenced:
 		n, err := setNoNXIncrScript.Run(ctx, c.lock, keys, c.value).Int64()
-		return scriptWon(n, err, "SET (no NX) + INCR script")
+		return c.scriptWon(n, err, "SET (no NX) + INCR script")
 	case d.Bug == model.BugSetWithoutNX && d.Acquire == model.AcquireScript && fenced:
 		n, err := acquireNoNXScript.Run(ctx, c.lock, keys, c.value, c.px.Milliseconds()).Int64()
-		return scriptWon(n, err, "SET (no NX) PX + INCR script")
+		return c.scriptWon(n, err, "SET (no NX) PX + INCR script")
 	case d.Bug == model.BugSetWithoutNX:
 		ttl := c.px
 		if d.Acquire == model.AcquireSetExpire {
 			ttl = 0
 		}
 		if err := c.lock.Set(ctx, LockKey, c.value, ttl).Err(); err != nil {
-			return false, 0, fmt.Errorf("SET %s (no NX): %v", LockKey, err)
+			return false, 0, c.lockErr(err, "SET "+LockKey+" (no NX)")
 		}
 		return true, 0, nil
 	case d.Acquire == model.AcquireSetExpire && fenced:
 		n, err := setNXIncrScript.Run(ctx, c.lock, keys, c.value).Int64()
-		return scriptWon(n, err, "SET NX + INCR script")
+		return c.scriptWon(n, err, "SET NX + INCR script")
 	case d.Acquire == model.AcquireSetExpire:
 		ok, err := c.lock.SetNX(ctx, LockKey, c.value, 0).Result()
 		if err != nil {
-			return false, 0, fmt.Errorf("SET %s NX: %v", LockKey, err)
+			return false, 0, c.lockErr(err, "SET "+LockKey+" NX")
 		}
 		return ok, 0, nil
 	case d.Acquire == model.AcquireScript && fenced:
 		n, err := acquireScript.Run(ctx, c.lock, keys, c.value, c.px.Milliseconds()).Int64()
-		return scriptWon(n, err, "SET NX PX + INCR script")
+		return c.scriptWon(n, err, "SET NX PX + INCR script")
 	default:
 		ok, err := c.lock.SetNX(ctx, LockKey, c.value, c.px).Result()
 		if err != nil {
-			return false, 0, fmt.Errorf("SET %s NX PX: %v", LockKey, err)
+			return false, 0, c.lockErr(err, "SET "+LockKey+" NX PX")
 		}
 		return ok, 0, nil
 	}
 }
 
-func scriptWon(n int64, err error, what string) (bool, int, error) {
+func (c *client) scriptWon(n int64, err error, what string) (bool, int, error) {
 	if errors.Is(err, redis.Nil) {
 		return false, 0, nil
 	}
 	if err != nil {
-		return false, 0, fmt.Errorf("%s: %v", what, err)
+		return false, 0, c.lockErr(err, what)
 	}
 	return true, int(n), nil
 }
@@ -540,7 +582,10 @@ func (c *client) del(ctx context.Context, ob *Obs) error {
 	}
 	n, err := c.lock.Del(ctx, LockKey).Result()
 	if err != nil {
-		return fmt.Errorf("DEL %s: %v", LockKey, err)
+		if err := c.lockErr(err, "DEL "+LockKey); !isDown(err) {
+			return err
+		}
+		n = 0 // the node is down: nothing deleted
 	}
 	return c.deleted(ctx, ob, n)
 }
@@ -588,6 +633,14 @@ func (c *client) lookBefore(ctx context.Context, ob *Obs) error {
 	return nil
 }
 
+// lockOptions are the options of connections to the lock node.
+func lockOptions(d *model.Design, addr string, db int) *redis.Options {
+	if d.NodeCrashes > 0 {
+		return crashableOptions(addr, db)
+	}
+	return clientOptions(addr, db)
+}
+
 // looker is the observer: it asks the lock service who holds the key.
 type looker interface {
 	// holder is who holds the key now.
@@ -601,10 +654,14 @@ type looker interface {
 type observer struct {
 	c       *redis.Client
 	clients int
+	canFail bool // the lock node can crash: no answer means it is down
 }
 
 func (o *observer) holder(ctx context.Context) (int, error) {
 	v, err := o.c.Get(ctx, LockKey).Result()
+	if o.canFail && networkError(err) {
+		return HolderDown, nil
+	}
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return 0, fmt.Errorf("observer GET %s: %v", LockKey, err)
 	}
@@ -615,6 +672,9 @@ func (o *observer) holder(ctx context.Context) (int, error) {
 // (-1: no expiry, -2: no key), read together by one script.
 func (o *observer) look(ctx context.Context) (int, int64, error) {
 	res, err := lookScript.Run(ctx, o.c, []string{LockKey}).Slice()
+	if o.canFail && networkError(err) {
+		return HolderDown, -2, nil
+	}
 	if err != nil || len(res) != 2 {
 		return 0, 0, fmt.Errorf("observer GET+PTTL %s: %v (reply %v)", LockKey, err, res)
 	}
@@ -643,4 +703,35 @@ func holderOf(v string, err error, clients int) int {
 		}
 	}
 	return HolderUnknown
+}
+
+// downError is a lock-node request that got no answer because the node is
+// down (design with node-crashes): the client sees an error, as the model's
+// client sees a refusal or a failed release.
+type downError struct{ err error }
+
+func (e *downError) Error() string { return "the lock node is down: " + e.err.Error() }
+
+func isDown(err error) bool {
+	var d *downError
+	return errors.As(err, &d)
+}
+
+// lockErr wraps a lock-node request's error: a network error when nodes can
+// crash is a down node; anything else ends the run.
+func (c *client) lockErr(err error, what string) error {
+	if c.d.NodeCrashes > 0 && networkError(err) {
+		return &downError{fmt.Errorf("%s: %v", what, err)}
+	}
+	return fmt.Errorf("%s: %v", what, err)
+}
+
+// networkError reports whether err is a failed connection rather than a
+// reply of the server.
+func networkError(err error) bool {
+	if err == nil || errors.Is(err, redis.Nil) {
+		return false
+	}
+	var reply redis.Error
+	return !errors.As(err, &reply)
 }

@@ -40,6 +40,9 @@ func modelView(st *model.StepRecord) view {
 		v.Result, v.Value, v.Token = model.ResNone, 0, 0
 	}
 	v.NoExpiry = v.After >= 0 && st.After.Nodes[0].Exp == 0
+	if st.After.Nodes[0].Back != 0 { // the node is down: nobody can see its key
+		v.After, v.NoExpiry = HolderDown, false
+	}
 	return v
 }
 
@@ -65,6 +68,8 @@ func holderName(h int) string {
 		return "nobody"
 	case h == HolderUnknown:
 		return "a stranger"
+	case h == HolderDown:
+		return "unseen: the lock node is down"
 	case h < 0:
 		return "?"
 	}
@@ -104,6 +109,8 @@ func describe(d *model.Design, v view) string {
 		return fmt.Sprintf("write %d%s held in the network", v.Value, tok(v.Token))
 	case model.ActPause, model.ActSlow, model.ActCrash:
 		return "(fault, no request)"
+	case model.ActNodeCrash:
+		return "lock node killed; key: " + holderName(v.After)
 	case model.ActCheck:
 		if v.Result == model.ResOK {
 			s = fmt.Sprintf("validity left: %d ticks", v.Value)

@@ -23,8 +23,13 @@
 //     that client to act and waits for the reply, so steps within a tick
 //     happen in the file's order; for a tick it sleeps until the next tick
 //     starts. Faults are injected at the file's steps: a pause freezes the
-//     client (its goroutine sleeps until the pause ends, sending nothing), a
-//     slow job works slow-work ticks, a crash ends the goroutine for good.
+//     client (it sends nothing until the pause ends), a slow job works
+//     slow-work ticks, a crash ends the goroutine for good, a delay holds
+//     the client's write in the network until it arrives, a node crash
+//     kills the lock's redis-server (SIGKILL) and restarts it at once or
+//     after restart ticks (with persist=1 from its append-only file). An
+//     order for a client that is still paused or working is not obeyed: it
+//     is reality leaving the model's path, and shows as a difference.
 //  4. Expiry is the server's own, against real time: tick t starts at
 //     t0 + (t-1)·tick, and every request of a tick is made and answered in
 //     the tick's first half. A client sends PX = TTL·tick − tick/2 (see

@@ -49,7 +49,7 @@ func TestLoadErrors(t *testing.T) {
 		{"design demo1\n", "no steps to play"},
 		{"design demo2\nA read\n", "does not replay in the model"},
 		{"design zookeeper/cad/none/plain\nA acquire\n", "not played for real"},
-		{"design redis/cad/none/plain,node-crashes=1\nA acquire\n", "lock-node faults"},
+		{"design redis/cad/none/plain,jumps=1\nA acquire\n", "clock jumps are not played"},
 		{"lockcheck counterexample\ndesign: nonsense\n", "x.txt:2"},
 	} {
 		_, err := Load("x.txt", c.text)

@@ -28,8 +28,12 @@ const (
 
 // Options configure a real run.
 type Options struct {
-	Addr    string        // the Redis server, host:port (the storage; the lock too for redis designs)
-	Etcd    string        // lock=etcd: the etcd client URL
+	Addr string // the Redis server, host:port (the storage; the lock too for redis designs)
+	Etcd string // lock=etcd: the etcd client URL
+	// Lock is a Redis server of the lock's own, which node-crash steps kill
+	// and restart (needed when the design has node-crashes; its persistence
+	// must be the design's). Storage stays on Addr.
+	Lock    *Server
 	Tick    time.Duration // one model tick in real time (0: DefaultTickFor the design)
 	LockDB  int           // database of lock:order-42 and lock:fence
 	StoreDB int           // database of the counter (must differ from LockDB)
@@ -167,15 +171,15 @@ func window(d *model.Design, tick time.Duration) time.Duration {
 
 // Playable reports whether the design can be played for real: one Redis
 // node with every acquire, release, fence, storage, check, wait and renewal
-// choice, or an etcd lease lock, and the client faults (pause, slow, crash,
-// delay). Lock-node faults (node-crashes, jumps) and the other lock
+// choice, lock-node crashes and restarts, or an etcd lease lock, and the
+// client faults (pause, slow, crash, delay). Clock jumps and the other lock
 // services are not played.
 func Playable(d *model.Design) error {
 	if d.Lock != model.LockRedis && d.Lock != model.LockEtcd {
 		return fmt.Errorf("design %s: lock service %s is not played for real (real runs: redis, etcd)", d.Name(), d.Lock)
 	}
-	if d.NodeCrashes > 0 || d.ClockJumps > 0 {
-		return fmt.Errorf("design %s: lock-node faults (node-crashes, jumps) are not played for real; set them to 0", d.Name())
+	if d.ClockJumps > 0 {
+		return fmt.Errorf("design %s: clock jumps are not played for real (Debian's redis-server will not run under libfaketime); set jumps=0", d.Name())
 	}
 	return nil
 }
@@ -220,7 +224,19 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 		sc = *opts.plant.storage
 	}
 
-	admin := redis.NewClient(clientOptions(opts.Addr, opts.LockDB))
+	lockAddr := opts.Addr
+	if d.NodeCrashes > 0 {
+		if opts.Lock == nil {
+			return nil, fmt.Errorf("design %s: node crashes need a lock server of their own to kill and restart", d.Name())
+		}
+		if opts.Lock.Persist() != (d.Persist == 1) {
+			return nil, fmt.Errorf("design %s: the lock server's persistence (%v) is not the design's (persist=%d)", d.Name(), opts.Lock.Persist(), d.Persist)
+		}
+	}
+	if opts.Lock != nil {
+		lockAddr = opts.Lock.Addr()
+	}
+	admin := redis.NewClient(clientOptions(lockAddr, opts.LockDB))
 	defer admin.Close()
 	storeAdmin := redis.NewClient(clientOptions(opts.Addr, opts.StoreDB))
 	defer storeAdmin.Close()
@@ -242,7 +258,7 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 		etcdCli = cli
 		obs = &etcdObserver{cli: cli, clients: d.Clients}
 	} else {
-		ro := &observer{c: redis.NewClient(clientOptions(opts.Addr, opts.LockDB)), clients: d.Clients}
+		ro := &observer{c: redis.NewClient(lockOptions(d, lockAddr, opts.LockDB)), clients: d.Clients, canFail: d.NodeCrashes > 0}
 		defer ro.c.Close()
 		obs = ro
 	}
@@ -254,7 +270,7 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 	clk := &clock{tick: opts.Tick}
 	clients := make([]*client, d.Clients)
 	for i := range clients {
-		clients[i] = newClient(i, d, clk, opts.Addr, opts.LockDB, opts.StoreDB, obs, sc, p.PX)
+		clients[i] = newClient(i, d, clk, lockAddr, opts.Addr, opts.LockDB, opts.StoreDB, obs, sc, p.PX)
 		defer clients[i].close()
 		if etcdCli != nil {
 			cli, err := newEtcdClient(opts.Etcd)
@@ -308,6 +324,7 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 	p.late(&start, clk.offset(now))
 	after := start.After
 	afterPTTL := start.AfterPTTL
+	downUntil := 0 // a crashed lock node restarts when this tick starts
 
 	for k, a := range trace {
 		seq := k + 1
@@ -320,11 +337,37 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 			}
 			ob = Obs{Action: a, Took: model.ActTick, Tick: now, Before: HolderNotLooked}
 			ob.Start = clk.since()
+			if downUntil == now { // the crashed lock node comes back
+				downUntil = 0
+				if err := opts.Lock.Restart(ctx); err != nil {
+					return nil, fmt.Errorf("step %d (tick to t=%d): restart the lock node: %v", seq, now, err)
+				}
+			}
 			ob.After, ob.AfterPTTL, err = obs.look(ctx)
 			if err != nil {
 				return nil, fmt.Errorf("step %d (tick to t=%d): %v", seq, now, err)
 			}
 			ob.End = clk.since()
+		} else if a.Kind == model.ActNodeCrash {
+			// the lock node dies (SIGKILL) and restarts now or after restart ticks
+			ob = Obs{Action: a, Took: a.Kind, Tick: now, Before: HolderNotLooked}
+			ob.Start = clk.since()
+			if err := opts.Lock.Crash(); err != nil {
+				return nil, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, now, err)
+			}
+			if d.RestartTicks == 0 {
+				if err := opts.Lock.Restart(ctx); err != nil {
+					return nil, fmt.Errorf("step %d (%s at t=%d): restart: %v", seq, a, now, err)
+				}
+			} else {
+				downUntil = now + d.RestartTicks
+			}
+			if ob.After, ob.AfterPTTL, err = obs.look(ctx); err != nil {
+				return nil, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, now, err)
+			}
+			ob.End = clk.since()
+		} else if !a.Kind.ByClient() {
+			return nil, fmt.Errorf("step %d (%s): not played for real", seq, a)
 		} else {
 			i := int(a.Client)
 			if i >= d.Clients {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,9 @@ func reproduce(t *testing.T, in *Input, opts Options) *Comparison {
 	opts.Addr = s.Addr()
 	opts.LockDB, opts.StoreDB = dbPair(t)
 	attempts := 4
+	if in.Design.NodeCrashes > 0 {
+		opts.Lock = lockServer(t, in.Design.Persist == 1)
+	}
 	if in.Design.Lock == model.LockEtcd {
 		opts.Etcd = needEtcd(t).Endpoint()
 		opts.Tick, attempts = EtcdTick, 2 // 2s, then 4s
@@ -57,6 +61,21 @@ func reproduce(t *testing.T, in *Input, opts Options) *Comparison {
 		}
 		opts.Tick *= 2
 	}
+}
+
+// lockServer starts a Redis of the lock's own, stopped when the test ends.
+func lockServer(t *testing.T, persist bool) *Server {
+	t.Helper()
+	bin, err := FindServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := StartServerPersist(context.Background(), bin, persist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop() })
+	return s
 }
 
 func demoInput(t *testing.T, n int) *Input {
@@ -168,10 +187,19 @@ var differentialDesigns = []string{
 	"redis/del/write/cond-update,bug=set-without-nx,horizon=16",
 }
 
+// nodeCrashDesigns are played on a lock server of their own, killed and
+// restarted by the schedule's node-crash steps.
+var nodeCrashDesigns = []string{
+	"redis/cad/rw/max-token,pauses=0,node-crashes=1,horizon=16",
+	"redis/del/write/max-token,acquire=set-expire,node-crashes=1,restart=3,persist=1,horizon=16",
+	"redis/get-del/none/plain,node-crashes=1,restart=2,horizon=16",
+}
+
 // TestRandomSchedulesAgree is differential: schedules drawn from the
 // model's enabled actions (fixed seeds) for designs across every axis, each
 // played for real; model and reality must agree step by step. Set
-// LOCKCHECK_REALITY_SEEDS=N to play N seeds per design (default 1).
+// LOCKCHECK_REALITY_SEEDS=N to play N seeds per design (default 1); for the
+// node-crash designs only seeds whose schedule crashes the node count.
 func TestRandomSchedulesAgree(t *testing.T) {
 	seeds := 1
 	if v := os.Getenv("LOCKCHECK_REALITY_SEEDS"); v != "" {
@@ -179,14 +207,19 @@ func TestRandomSchedulesAgree(t *testing.T) {
 			t.Fatalf("LOCKCHECK_REALITY_SEEDS=%q: want a whole number ≥ 1", v)
 		}
 	}
-	for _, name := range differentialDesigns {
+	for _, name := range append(differentialDesigns, nodeCrashDesigns...) {
 		d, err := model.ParseDesign(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for seed := 1; seed <= seeds; seed++ {
+		played := 0
+		for seed := 1; played < seeds && seed <= 20*seeds; seed++ {
+			trace := randomSchedule(&d, uint64(seed))
+			if d.NodeCrashes > 0 && !slices.ContainsFunc(trace, func(a model.Action) bool { return a.Kind == model.ActNodeCrash }) {
+				continue // these designs are here for their node crashes
+			}
+			played++
 			t.Run(fmt.Sprintf("%s/seed%d", name, seed), func(t *testing.T) {
-				trace := randomSchedule(&d, uint64(seed))
 				sc := &model.Scenario{Design: d, DesignName: name, Trace: trace}
 				in, err := Load(fmt.Sprintf("random schedule (seed %d)", seed), sc.Format())
 				if err != nil {
@@ -264,7 +297,7 @@ func TestTTLAndTick(t *testing.T) {
 // for real by default: for each word, the first playable Redis file (in
 // name order) whose name has it. LOCKCHECK_REALITY_ALL=1 plays every file.
 var counterexampleFeatures = []string{"own-release", "wait-notify", "set-expire", "check-validity",
-	"delays", "renew", "cond-update", "incr-after", "cas", "slow"}
+	"delays", "renew", "cond-update", "incr-after", "cas", "slow", "node-crashes"}
 
 // TestCounterexamplesOnRealRedis plays counterexample files from
 // counterexamples/ for real: each must agree with the model, and so show
@@ -283,7 +316,7 @@ func TestCounterexamplesOnRealRedis(t *testing.T) {
 		for _, w := range counterexampleFeatures {
 			for _, f := range all {
 				name := filepath.Base(f)
-				if strings.HasPrefix(name, "redis-") && strings.Contains(name, w) && !strings.Contains(name, "node-crashes") && !strings.Contains(name, "jumps") {
+				if strings.HasPrefix(name, "redis-") && strings.Contains(name, w) && !strings.Contains(name, "jumps") {
 					files = append(files, name)
 					break
 				}

@@ -204,7 +204,7 @@ func diffViews(d *model.Design, m, r view) string {
 		}
 		add("step taken", m.Took, rt)
 	}
-	if m.Result != r.Result || m.Value != r.Value || m.Token != r.Token || m.MaxTok != r.MaxTok {
+	if !r.Skipped && (m.Result != r.Result || m.Value != r.Value || m.Token != r.Token || m.MaxTok != r.MaxTok) {
 		add("reply", describe(d, view{Took: m.Took, Result: m.Result, Value: m.Value, Token: m.Token, MaxTok: m.MaxTok}),
 			describe(d, view{Took: r.Took, Result: r.Result, Value: r.Value, Token: r.Token, MaxTok: r.MaxTok}))
 	}
@@ -290,7 +290,7 @@ func realSide(d *model.Design, p *Play) Side {
 			s.RemovedOther = append(s.RemovedOther, Moment{ob.Seq, ob.Tick, who})
 			show("own-release", ob.Seq)
 		}
-		if ob.Took == model.ActTick && prev.After >= 0 && ob.After != prev.After {
+		if ob.Took == model.ActTick && prev.After >= 0 && ob.After != prev.After && ob.After != HolderDown {
 			// nobody acted between the two looks: the key expired
 			s.Expired = append(s.Expired, Moment{ob.Seq, ob.Tick, model.ClientName(prev.After)})
 			if prev.Believes&(1<<prev.After) != 0 {
@@ -438,7 +438,7 @@ func realTimeline(d *model.Design, p *Play) []model.TickRow {
 			row.Believes |= prevBelieves & (1 << ob.Action.Client)
 		}
 		prevBelieves = ob.Believes
-		if ob.Took != model.ActTick && (ob.Action.Kind.IsFault() || ob.Skipped) {
+		if ob.Took != model.ActTick && ob.Took != model.ActNodeCrash && (ob.Action.Kind.IsFault() || ob.Skipped) {
 			continue
 		}
 		if len(row.Holders) == 0 || row.Holders[len(row.Holders)-1] != ob.After {

@@ -21,17 +21,28 @@ import (
 const ServerBinary = "redis-server"
 
 // Server is a redis-server process of our own, listening on a free loopback
-// port, with persistence off. Stop it when done; it also dies with the
-// process that started it (Linux: parent-death signal).
+// port. Stop it when done; it also dies with the process that started it
+// (Linux: parent-death signal). A lock node can be crashed (SIGKILL) and
+// restarted on the same port and directory: with persistence on (an
+// append-only file, fsync always) it comes back with its keys.
 type Server struct {
 	addr    string
 	version string
 	dir     string
-	cmd     *exec.Cmd
+	bin     string
+	args    []string
+	persist bool
 	out     *syncBuffer
+	mu      sync.Mutex
+	proc    *proc // the running process; nil after a crash
+	stopped bool
+}
+
+// proc is one run of the server program.
+type proc struct {
+	cmd     *exec.Cmd
 	done    chan struct{} // closed when the process has exited
 	waitErr error
-	once    sync.Once
 }
 
 // syncBuffer collects the server's output for error messages.
@@ -70,11 +81,18 @@ func FindServer() (string, error) {
 // It tries a few ports in case another process takes the free port first.
 // The whole start is bounded by ctx and by 10 seconds.
 func StartServer(ctx context.Context, bin string) (*Server, error) {
+	return StartServerPersist(ctx, bin, false)
+}
+
+// StartServerPersist is StartServer with, when persist is true, an
+// append-only file synced on every write: a lock node that keeps its keys
+// and its fence counter across a crash (design parameter persist=1).
+func StartServerPersist(ctx context.Context, bin string, persist bool) (*Server, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		s, err := startOnce(ctx, bin)
+		s, err := startOnce(ctx, bin, persist)
 		if err == nil {
 			return s, nil
 		}
@@ -95,7 +113,7 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func startOnce(ctx context.Context, bin string) (*Server, error) {
+func startOnce(ctx context.Context, bin string, persist bool) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, fmt.Errorf("no free loopback port: %v", err)
@@ -104,46 +122,22 @@ func startOnce(ctx context.Context, bin string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, out: &syncBuffer{}, done: make(chan struct{})}
-	s.cmd = exec.Command(bin,
-		"--port", strconv.Itoa(port),
-		"--bind", "127.0.0.1",
-		"--save", "",
-		"--appendonly", "no",
-		"--dir", dir,
-		"--databases", "16",
-		"--logfile", "",
-	)
-	s.cmd.Stdout = s.out
-	s.cmd.Stderr = s.out
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := s.cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start %s: %v", bin, err)
+	aof := []string{"--appendonly", "no"}
+	if persist {
+		aof = []string{"--appendonly", "yes", "--appendfsync", "always"}
 	}
-	go func() {
-		s.waitErr = s.cmd.Wait()
-		close(s.done)
-	}()
+	s := &Server{
+		addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, bin: bin, persist: persist,
+		args: append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
+			"--dir", dir, "--databases", "16", "--logfile", ""}, aof...),
+		out: &syncBuffer{},
+	}
+	if err := s.run(ctx); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	c := redis.NewClient(clientOptions(s.addr, 0))
 	defer c.Close()
-	for {
-		pctx, pcancel := context.WithTimeout(ctx, 500*time.Millisecond)
-		err := c.Ping(pctx).Err()
-		pcancel()
-		if err == nil {
-			break
-		}
-		select {
-		case <-s.done:
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("%s exited at start (%v): %s", bin, s.waitErr, lastLine(s.out.String()))
-		case <-ctx.Done():
-			s.Stop()
-			return nil, fmt.Errorf("%s on %s did not answer PING within the start budget: %v", bin, s.addr, err)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 	info, err := c.Info(ctx, "server").Result()
 	if err != nil {
 		s.Stop()
@@ -152,6 +146,88 @@ func startOnce(ctx context.Context, bin string) (*Server, error) {
 	s.version = infoField(info, "redis_version")
 	return s, nil
 }
+
+// run starts the program and waits until it answers PING.
+func (s *Server) run(ctx context.Context) error {
+	p := &proc{cmd: exec.Command(s.bin, s.args...), done: make(chan struct{})}
+	p.cmd.Stdout = s.out
+	p.cmd.Stderr = s.out
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := p.cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %v", s.bin, err)
+	}
+	go func() {
+		p.waitErr = p.cmd.Wait()
+		close(p.done)
+	}()
+	s.mu.Lock()
+	s.proc = p
+	s.mu.Unlock()
+	c := redis.NewClient(crashableOptions(s.addr, 0)) // refused dials until it listens
+	defer c.Close()
+	for {
+		pctx, pcancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		err := c.Ping(pctx).Err()
+		pcancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("%s exited at start (%v): %s", s.bin, p.waitErr, lastLine(s.out.String()))
+		case <-ctx.Done():
+			s.kill(syscall.SIGKILL)
+			return fmt.Errorf("%s on %s did not answer PING within the start budget: %v", s.bin, s.addr, err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// kill sends sig to the running process and waits (up to 5s, then
+// SIGKILL) for it to exit.
+func (s *Server) kill(sig syscall.Signal) error {
+	s.mu.Lock()
+	p := s.proc
+	s.proc = nil
+	s.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(5 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		return errors.New("redis-server did not stop within 5s; killed")
+	}
+}
+
+// Crash kills the server at once (SIGKILL): no shutdown, no final save.
+func (s *Server) Crash() error { return s.kill(syscall.SIGKILL) }
+
+// Restart starts the crashed server again on the same port and directory
+// (with persistence, it reloads its append-only file) and waits for PING.
+func (s *Server) Restart(ctx context.Context) error {
+	s.mu.Lock()
+	running, stopped := s.proc != nil, s.stopped
+	s.mu.Unlock()
+	if running || stopped {
+		return fmt.Errorf("restart %s: the server is running or stopped for good", s.addr)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return s.run(ctx)
+}
+
+// Persist reports whether the server keeps its data across a crash.
+func (s *Server) Persist() bool { return s.persist }
 
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)
@@ -182,23 +258,11 @@ func (s *Server) Version() string { return s.version }
 // Stop terminates the server (SIGTERM, then SIGKILL after 5 s) and removes
 // its directory. It is safe to call more than once.
 func (s *Server) Stop() error {
-	var err error
-	s.once.Do(func() {
-		defer os.RemoveAll(s.dir)
-		select {
-		case <-s.done:
-			return
-		default:
-		}
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-s.done:
-		case <-time.After(5 * time.Second):
-			_ = s.cmd.Process.Kill()
-			<-s.done
-			err = errors.New("redis-server did not stop on SIGTERM within 5s; killed")
-		}
-	})
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
+	err := s.kill(syscall.SIGTERM)
+	os.RemoveAll(s.dir)
 	return err
 }
 
@@ -228,20 +292,43 @@ func clipText(s string) string {
 	return strings.ToValidUTF8(s, "?")
 }
 
+func init() {
+	// go-redis logs every failed dial to stderr; here a refused dial is an
+	// answer (a crashed lock node), recorded in the run, not noise to print.
+	redis.SetLogger(quietLogger{})
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...interface{}) {}
+
 // clientOptions are the go-redis options of every connection we open: one
 // connection per client, no retries (a retried write could apply twice), no
 // client-side extras, timeouts well inside a run's budget.
 func clientOptions(addr string, db int) *redis.Options {
 	return &redis.Options{
-		Addr:            addr,
-		DB:              db,
-		Protocol:        2,
-		MaxRetries:      -1,
-		PoolSize:        1,
-		MinIdleConns:    1,
-		DialTimeout:     2 * time.Second,
-		ReadTimeout:     2 * time.Second,
-		WriteTimeout:    2 * time.Second,
-		DisableIdentity: true,
+		Addr:               addr,
+		DB:                 db,
+		Protocol:           2,
+		MaxRetries:         -1,
+		PoolSize:           1,
+		MinIdleConns:       1,
+		DialTimeout:        2 * time.Second,
+		DialerRetries:      1,
+		DialerRetryTimeout: time.Millisecond,
+		ReadTimeout:        2 * time.Second,
+		WriteTimeout:       2 * time.Second,
+		DisableIdentity:    true,
 	}
+}
+
+// crashableOptions are clientOptions for a lock node that can crash: a
+// refused dial is an answer (the node is down), and go-redis must not stop
+// dialing after PoolSize failures (its pool then fails fast until a probe,
+// once a second, gets through), so the pool's size is far above any run's
+// number of requests.
+func crashableOptions(addr string, db int) *redis.Options {
+	o := clientOptions(addr, db)
+	o.PoolSize = 1 << 16
+	return o
 }

@@ -119,6 +119,24 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 		server = srv.Addr()
 		label = fmt.Sprintf("redis-server %s on %s", srv.Version(), srv.Addr())
 	}
+	var lockSrv *reality.Server
+	if in.Design.NodeCrashes > 0 {
+		// a lock node of its own, which the schedule's node-crash steps kill
+		bin, err := reality.FindServer()
+		if err != nil {
+			fmt.Fprintln(stderr, "explore reproduce: node crashes need a redis-server of their own:", err)
+			return exitIncomplete
+		}
+		sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		lockSrv, err = reality.StartServerPersist(sctx, bin, in.Design.Persist == 1)
+		cancel()
+		if err != nil {
+			fmt.Fprintln(stderr, "explore reproduce: lock node:", err)
+			return exitIncomplete
+		}
+		defer lockSrv.Stop()
+		label += fmt.Sprintf("; lock node: redis-server %s on %s", lockSrv.Version(), lockSrv.Addr())
+	}
 	endpoint := *etcdURL
 	if in.Design.Lock == model.LockEtcd && endpoint == "" {
 		ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -133,7 +151,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 	}
 	var c *reality.Comparison
 	for attempt := 0; ; attempt++ {
-		c, err = reality.Reproduce(ctx, in, label, reality.Options{Addr: server, Etcd: endpoint, Tick: *tick, LockDB: *lockDB, StoreDB: *storeDB})
+		c, err = reality.Reproduce(ctx, in, label, reality.Options{Addr: server, Etcd: endpoint, Lock: lockSrv, Tick: *tick, LockDB: *lockDB, StoreDB: *storeDB})
 		if err != nil {
 			fmt.Fprintln(stderr, "explore reproduce:", err)
 			return exitIncomplete

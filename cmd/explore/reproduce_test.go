@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -106,4 +107,19 @@ func mustServer(t *testing.T) string {
 	bin, err := reality.FindServer()
 	require.NoError(t, err)
 	return bin
+}
+
+// TestReproduceNodeCrash: reproduce starts a lock node of its own and the
+// schedule's node-crash kills it; the restarted node has lost A's key.
+func TestReproduceNodeCrash(t *testing.T) {
+	needRedis(t)
+	files, err := filepath.Glob("../../counterexamples/redis-*node-crashes-1--exclusive.txt")
+	require.NoError(t, err)
+	if len(files) == 0 {
+		t.Skip("no node-crash counterexample in the catalogue")
+	}
+	code, out, errs := runReal(t, files[0])
+	require.Equal(t, exitOK, code, "%s\n%s", out, errs)
+	require.Contains(t, out, "lock node: redis-server")
+	require.Regexp(t, `node-crash 1 +lock node killed; key: nobody +lock node killed; key: nobody`, out)
 }
