@@ -123,13 +123,14 @@ type engine struct {
 	units    []*unit
 
 	// the merge's buffers, reused from level to level
-	steps   int64    // steps generated in the level
-	bfp     []uint64 // fingerprints bucketed by segment
-	bnew    []bool   // by bucket position: the first of its fingerprint and not yet visited
-	kOf     []uint32 // by generation index: its bucket position
-	isNew   []bool   // by generation index: bnew[kOf[·]], gathered by unit
-	hist    [][]int  // per group of units: steps per segment, then the write cursors
-	bucketT []int    // start of each segment's bucket, and the end
+	steps    int64    // steps generated in the level
+	unitsCap int64    // the units' fingerprint buffers, summed at the start of the level
+	bfp      []uint64 // fingerprints bucketed by segment
+	bnew     []bool   // by bucket position: the first of its fingerprint and not yet visited
+	kOf      []uint32 // by generation index: its bucket position
+	isNew    []bool   // by generation index: bnew[kOf[·]], gathered by unit
+	hist     [][]int  // per group of units: steps per segment, then the write cursors
+	bucketT  []int    // start of each segment's bucket, and the end
 
 	start       time.Time
 	transitions atomic.Int64
@@ -188,7 +189,11 @@ func (e *engine) run() error {
 			stopped = "max-steps"
 			break
 		}
-		if e.overMemory(0) {
+		e.unitsCap = 0
+		for _, u := range e.units {
+			e.unitsCap += int64(cap(u.fps))
+		}
+		if e.overMemory(0, 0) {
 			stopped = "max-memory"
 			break
 		}
@@ -211,19 +216,26 @@ func (e *engine) run() error {
 		if err := e.recordLevel(live); err != nil {
 			return err
 		}
-		if e.overMemory(e.steps) {
+		e.unitsCap = 0
+		for _, u := range e.units {
+			e.unitsCap += int64(cap(u.fps))
+		}
+		e.merge()
+		fresh := e.count()
+		e.noteMemory(e.steps, int64(fresh))
+		if e.overMemory(e.steps, int64(fresh)) {
+			// the level's verdicts stand; its new states are not kept
 			stopped = "max-memory"
 			break
 		}
-		e.merge()
-		full := e.collect()
+		full := e.collect(fresh)
 		if len(e.next) > 0 {
 			depth++
 			e.depth.Store(int64(depth))
 		}
 		e.base = uint32(e.trail.n - len(e.next))
 		e.frontier, e.next = e.next, e.frontier[:0]
-		e.noteMemory(0)
+		e.noteMemory(0, 0)
 		if full {
 			stopped = "max-states"
 			break
@@ -235,7 +247,7 @@ func (e *engine) run() error {
 	e.rep.Stats.StoppedBy = stopped
 	e.rep.Stats.Seconds = time.Since(e.start).Seconds()
 	e.rep.Stats.VisitedBytes = e.visitedBytes()
-	e.noteMemory(0)
+	e.noteMemory(0, 0)
 	e.rep.Stats.MemoryBytes = e.peak
 	for i := range e.rep.Results {
 		if e.done[i] {
@@ -337,7 +349,7 @@ func (e *engine) expandLevel(live []int) {
 	var total atomic.Int64
 	e.forUnits(func(u *unit) {
 		e.expand(u, live)
-		if e.overMemory(total.Add(int64(len(u.fps)))) {
+		if e.overMemory(total.Add(int64(len(u.fps))), 0) {
 			e.abort.Store(true)
 		}
 	}, func() bool { return e.abort.Load() || e.tooMany.Load() })
@@ -506,10 +518,9 @@ func (e *engine) forEach(n int, f func(i int)) {
 // touchSink keeps the touch loads from being optimised away.
 var touchSink atomic.Uint64
 
-// collect is phase 3: number the new states in generation order (up to
-// MaxStates), rebuild them from their parents, and record parent and
-// action. It reports whether MaxStates stopped it.
-func (e *engine) collect() bool {
+// count gathers the merge's verdicts in generation order and returns the
+// number of new states.
+func (e *engine) count() int {
 	e.forUnits(func(u *unit) {
 		u.fresh = 0
 		lo, hi := u.first, u.first+int64(len(u.fps))
@@ -527,6 +538,13 @@ func (e *engine) collect() bool {
 		u.id = fresh
 		fresh += u.fresh
 	}
+	return fresh
+}
+
+// collect is phase 3: number the fresh new states in generation order (up
+// to MaxStates), rebuild them from their parents, and record parent and
+// action. It reports whether MaxStates stopped it.
+func (e *engine) collect(fresh int) bool {
 	full := false
 	limit := e.bounds.MaxStates
 	if limit == 0 || limit > maxIDs {
@@ -571,38 +589,40 @@ func (e *engine) rebuild(u *unit, nextBase, limit int) {
 
 func (e *engine) visitedBytes() int64 { return e.set.bytes() + e.trail.bytes() }
 
-// levelBytes is the memory of the frontiers and of steps generated steps
-// being merged.
-func (e *engine) levelBytes(steps int64) int64 {
-	m := int64(cap(e.frontier)+cap(e.next)) * stateBytes
-	m += max(int64(cap(e.bfp)), steps) * (stepBytes - 8)
-	for _, u := range e.units {
-		m += int64(cap(u.fps)) * 8
+// memoryAt is the estimated memory of the search with steps generated
+// steps in the level and fresh new states to copy into the next frontier:
+// the visited set and trail, the two frontiers, and the merge's arrays.
+// Buffers only grow; one that must grow is counted twice, old and new, as
+// both are live until the collector frees the old one.
+func (e *engine) memoryAt(steps, fresh int64) int64 {
+	grown := func(have, need int64) int64 {
+		if need > have {
+			return have + need
+		}
+		return have
 	}
+	m := e.visitedBytes()
+	m += (int64(cap(e.frontier)) + grown(int64(cap(e.next)), fresh)) * stateBytes
+	m += grown(e.unitsCap, steps) * 8
+	m += grown(int64(cap(e.bfp)), steps) * (stepBytes - 8)
 	return m
 }
 
-// noteMemory updates the estimate with steps generated steps in flight and
-// returns it.
-func (e *engine) noteMemory(steps int64) int64 {
-	m := e.visitedBytes() + e.levelBytes(steps)
+// noteMemory updates the estimate and its peak. Not for the workers.
+func (e *engine) noteMemory(steps, fresh int64) int64 {
+	m := e.memoryAt(steps, fresh)
 	e.memory.Store(m)
-	if m > e.peak {
-		e.peak = m
-	}
+	e.peak = max(e.peak, m)
 	return m
 }
 
-// overMemory reports whether the estimate passes MaxMemory with steps
-// generated steps in the level. Called by the workers while they expand.
-func (e *engine) overMemory(steps int64) bool {
+// overMemory reports whether the estimate passes MaxMemory. The workers
+// call it while they expand: nothing it reads changes then.
+func (e *engine) overMemory(steps, fresh int64) bool {
 	if e.bounds.MaxMemory <= 0 {
 		return false
 	}
-	// the visited tables do not change while a level expands; the frontiers
-	// and the units' buffers may grow by the steps in flight
-	m := e.visitedBytes() + int64(cap(e.frontier)+cap(e.next))*stateBytes + steps*stepBytes
-	return m > e.bounds.MaxMemory
+	return e.memoryAt(steps, fresh) > e.bounds.MaxMemory
 }
 
 // progressInterval is how often Config.Progress is called.
