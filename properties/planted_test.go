@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"pgregory.net/rapid"
-
 	"lockcheck/model"
 )
 
@@ -30,7 +28,7 @@ func TestPlantedBugs(t *testing.T) {
 			clean, bugged, flipped := findBugDesign(t, names, b)
 			h := newHunt(bugged.design, clean, -1, strat)
 			rec := newRecorder(t.Name())
-			rapid.Check(rec, h.prop)
+			checkWith(t, rec, h, catchChecks(rapidChecks()))
 			if !rec.Failed() || h.bad == nil {
 				t.Fatalf("bug %s planted in %s: rapid found nothing in %d schedules, but exhaustive search shows %s", b, clean.design.Name(), h.runs, strings.Join(flipped, ", "))
 			}
@@ -149,7 +147,7 @@ func TestPlantedProperties(t *testing.T) {
 			}
 			h := newHunt(d, exp, v.index, strat)
 			rec := newRecorder(t.Name())
-			rapid.Check(rec, h.prop)
+			checkWith(t, rec, h, catchChecks(rapidChecks()))
 			if h.caught == nil {
 				t.Fatalf("rapid did not catch %s:\n%s", tc.prop.Name, rec.report())
 			}
@@ -192,7 +190,7 @@ func TestCrossCheckCatchesALyingChecker(t *testing.T) {
 			}
 			h := newHunt(d, exp, -1, strat)
 			rec := newRecorder(t.Name())
-			rapid.Check(rec, h.prop)
+			checkWith(t, rec, h, catchChecks(rapidChecks()))
 			if !rec.Failed() || h.badProp != "linearizable" {
 				t.Fatalf("the cross-check did not catch a checker that always says %q in %d schedules:\n%s", tc.verdict, h.runs, rec.report())
 			}

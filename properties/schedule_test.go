@@ -33,15 +33,16 @@ import (
 //   - who is a client, spread over the clients by their speeds;
 //   - arg is a pause or delay length, or a node, as the model writes it.
 //
-// A fault (or world step) is taken only if exactly that action is enabled:
-// that kind, by that client, with that argument; otherwise the step is a
-// client's step. A client's step goes to who, or, if who cannot step, to
-// the next client that can (cyclically); if none can, time moves. So when
-// the shrinker deletes or changes a step, the steps after it still mean
-// "C pauses for 10 ticks" or "A's next step", and every number at zero
-// means "the lowest client's next step, or else a tick". (Falling back to
-// the nearest enabled fault instead would let the shrinker's smallest
-// numbers for "C crashes" mean "A pauses" once earlier steps change.)
+// A fault (or world step) is taken only if that kind with that argument
+// is enabled, for who or, if who cannot take it, the next client that can
+// (cyclically); otherwise the step is a client's step. A client's step
+// goes to who, or to the next client that can step; if none can, time
+// moves. A pause or delay is drawn by the tick it ends at. So when the
+// shrinker deletes or changes a step, the steps after it still mean "a
+// pause until t=15" or "A's next step", and every number at zero means
+// "the lowest client's next step, or else a tick". (Falling back to the
+// nearest enabled kind of fault instead would let the shrinker's smallest
+// numbers for "A crashes" mean "A pauses" once earlier steps change.)
 //
 // rapid's integer generators favour small values: a number from [0, 16)
 // is 0 or 1 a quarter of the time, 2 or 3 16%, 4 … 7 22%, and 8 … 15 get
@@ -272,7 +273,7 @@ type picker struct {
 
 	gen                *rapid.Generator[model.Action] // one step
 	slot, digit, eight *rapid.Generator[uint]
-	arg                *rapid.Generator[uint]
+	arg, end           *rapid.Generator[uint]
 	slow               *rapid.Generator[uint]
 	profile            *rapid.Generator[uint]
 	ints               []*rapid.Generator[uint] // uniform: ints[n-1] draws from [0, n)
@@ -289,10 +290,11 @@ func newPicker(strat strategy, d *model.Design) *picker {
 	p.digit = rapid.UintRange(0, 3)
 	p.slot = rapid.UintRange(0, slots-1)
 	p.arg = rapid.UintRange(0, uint(p.info.maxArg))
+	p.end = rapid.UintRange(0, uint(d.HorizonTicks+p.info.maxArg))
 	p.eight = rapid.UintRange(0, 7)
 	p.profile = rapid.UintRange(0, uint(max(len(p.profiles), 1)-1))
 	p.slow = rapid.UintRange(0, 1<<d.Clients-1)
-	for _, g := range []interface{ String() string }{p.gen, p.slot, p.arg, p.digit, p.eight, p.profile, p.slow} {
+	for _, g := range []interface{ String() string }{p.gen, p.slot, p.arg, p.end, p.digit, p.eight, p.profile, p.slow} {
 		_ = g.String() // fix the labels of rapid's groups, so that every step's group is alike
 	}
 	return p
@@ -325,7 +327,7 @@ func (p *picker) start(t *rapid.T) {
 		in := &p.info
 		p.plan = plan{
 			trigger: in.stepKinds[int(p.eight.Draw(t, "plan: after"))%len(in.stepKinds)],
-			nth:     int(p.digit.Draw(t, "plan: nth")),
+			nth:     max(int(p.digit.Draw(t, "plan: nth"))-1, 0), // the first one half the time
 			fault:   in.faultKinds[int(p.eight.Draw(t, "plan: fault"))%len(in.faultKinds)],
 			arg:     int(p.arg.Draw(t, "plan: arg")),
 			target:  -1,
@@ -352,30 +354,18 @@ func (p *picker) pick(t *rapid.T, s *model.State, en []model.Action) model.Actio
 	return p.gen.Draw(t, "action")
 }
 
-// tickDigits is how many base-4 digits an absolute tick needs.
-func (p *picker) tickDigits() int {
-	n := 1
-	for v := 4; v <= p.d.HorizonTicks+p.info.maxArg; v *= 4 {
-		n++
-	}
-	return n
-}
-
 // drawArg draws the argument of an action of kind: nothing if the kind
 // has none; for a client's pause or delay, the tick at which it ends, in
 // absolute time (so that when the shrinker deletes steps before a pause,
-// the pause still ends when it did, and is longer), drawn as base-4
-// digits, which rapid draws nearly uniformly; else (a node) a number.
+// the pause still ends when it did, and is longer), as one number (so that
+// the shrinker lowers it numerically: as digits it could not go from 8 to
+// 6); else (a node) a number.
 func (p *picker) drawArg(t *rapid.T, kind model.ActionKind) int {
 	switch {
 	case !p.info.argful[kind]:
 		return 0
 	case kinds[kind].byClient:
-		end := 0
-		for i := p.tickDigits(); i > 0; i-- {
-			end = end*4 + int(p.digit.Draw(t, "ends at"))
-		}
-		return end - p.now
+		return int(p.end.Draw(t, "ends at")) - p.now
 	}
 	return int(p.arg.Draw(t, "node"))
 }
@@ -484,25 +474,33 @@ func (p *picker) draw(t *rapid.T) model.Action {
 	panic("no enabled action") // pick is never called with none
 }
 
-// exact is the action of kind by client who (if the kind is a client's)
-// with argument arg (if the kind has one), if that exact action is
-// enabled. A draw that names an action that is not enabled is a client's
-// step instead: were it the nearest enabled fault, the numbers the
-// shrinker leaves would name a different fault once the steps before it
-// change.
+// exact is the action of kind with argument arg (if the kind has one),
+// by client who or, if who cannot take it, the next client that can
+// (cyclically), if there is one. A draw that names a fault that is not
+// enabled is a client's step instead: were it the nearest enabled fault,
+// the numbers the shrinker leaves would name another fault once the steps
+// before it change ("A pause 1" where it was "A crash").
 func (p *picker) exact(kind model.ActionKind, who, arg int) (model.Action, bool) {
+	best, bestClient := -1, -1
 	for i := range p.m.groups {
 		g := &p.m.groups[i]
-		if g.kind != kind || (kinds[kind].byClient && g.client != who) {
+		if g.kind != kind {
 			continue
 		}
 		for j := g.from; j < g.to; j++ {
-			if !p.info.argful[kind] || int(p.m.en[j].Arg) == arg {
-				return p.m.en[j], true
+			if p.info.argful[kind] && int(p.m.en[j].Arg) != arg {
+				continue
 			}
+			if best < 0 || (bestClient < who && g.client >= who) {
+				best, bestClient = j, g.client
+			}
+			break
 		}
 	}
-	return model.Action{}, false
+	if best < 0 {
+		return model.Action{}, false
+	}
+	return p.m.en[best], true
 }
 
 // planned is the plan's fault, if it is armed and enabled now.

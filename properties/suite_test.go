@@ -19,7 +19,7 @@ import (
 var (
 	strategyFlag  = flag.String("properties.strategy", "swarm", "how a step is drawn: swarm, stable or uniform")
 	timelinesFlag = flag.Bool("properties.timelines", false, "log the shrunk timeline of every caught violation, not only of failures")
-	roundsFlag    = flag.Int("properties.rounds", 5, "after a catch, up to this many more rounds hunting a shorter violation (0: none)")
+	roundsFlag    = flag.Int("properties.rounds", 5, "after a catch, up to this many more rounds hunting a shorter violation (0: none; -short: 0 unless set)")
 )
 
 func TestMain(m *testing.M) {
@@ -36,6 +36,12 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "properties:", err)
 			os.Exit(2)
 		}
+	}
+	// -short: the first shrink only
+	rounds := false
+	flag.Visit(func(f *flag.Flag) { rounds = rounds || f.Name == "properties.rounds" })
+	if testing.Short() && !rounds {
+		*roundsFlag = 0
 	}
 	os.Exit(m.Run())
 }
@@ -91,11 +97,30 @@ func checkHolds(t *testing.T, d model.Design, exp *expectation, strat strategy) 
 }
 
 // catchBudget: a hunt for a violation that exhaustive search found may
-// take up to catchBudget times -rapid.checks schedules (it stops at the
-// first catch, so the budget costs nothing when the catch is quick). A
-// catch later than -rapid.checks is logged as a SLOW CATCH: the violation
-// needs a rare schedule (a fault in a one-step window).
+// take up to catchBudget times -rapid.checks schedules, and never fewer
+// than catchBudget times 100, -short or not (it stops at the first catch,
+// so the budget costs nothing when the catch is quick; a violation that
+// needs a fault in a one-step window shows in about one schedule in a
+// hundred). A catch later than -rapid.checks is logged as a SLOW CATCH.
 const catchBudget = 10
+
+// rapidChecks is -rapid.checks.
+func rapidChecks() int { return flag.Lookup("rapid.checks").Value.(flag.Getter).Get().(int) }
+
+// checkWith runs rapid.Check of h with rec as its TB and the given number
+// of checks (as if -rapid.checks were that).
+func checkWith(t *testing.T, rec *recorder, h *hunt, checks int) {
+	withFlag(t, "rapid.checks", strconv.Itoa(checks), func() { rapid.Check(rec, h.prop) })
+}
+
+// catchChecks is the number of schedules a hunt may take.
+func catchChecks(checks int) int {
+	n := catchBudget * max(checks, 100)
+	if testing.Short() {
+		n *= 5 // rapid takes a fifth of -rapid.checks under -short
+	}
+	return n
+}
 
 // roundBudget: each extra round (-properties.rounds) may take up to
 // roundBudget times -rapid.checks schedules, and at most maxRoundChecks.
@@ -156,9 +181,9 @@ type catchResult struct {
 // first holder pauses while two clients poll cannot shrink into one where
 // the last holder pauses while one polls. ok is false if the test failed.
 func catchAndShrink(t *testing.T, d model.Design, exp *expectation, v verdict, strat strategy) (r catchResult, ok bool) {
-	r.checks = flag.Lookup("rapid.checks").Value.(flag.Getter).Get().(int)
+	r.checks = rapidChecks()
 	start := time.Now()
-	h, ok := hunt1(t, d, exp, v, strat, 0, catchBudget*r.checks)
+	h, ok := hunt1(t, d, exp, v, strat, 0, catchChecks(r.checks))
 	if !ok || h.caught == nil {
 		r.first = h
 		return r, ok
@@ -188,7 +213,7 @@ func hunt1(t *testing.T, d model.Design, exp *expectation, v verdict, strat stra
 	h = newHunt(d, exp, v.index, strat)
 	h.bound = bound
 	h.rec = newRecorder(t.Name())
-	withFlag(t, "rapid.checks", strconv.Itoa(checks), func() { rapid.Check(h.rec, h.prop) })
+	checkWith(t, h.rec, h, checks)
 	switch {
 	case h.bad != nil:
 		t.Errorf("%s\n\n%s", h.rec.report(), h.explainBad())
