@@ -2,7 +2,9 @@ package properties
 
 import (
 	"fmt"
+	"strings"
 	"sync"
+	"testing"
 
 	"lockcheck/catalogue"
 	"lockcheck/explore"
@@ -134,4 +136,81 @@ func expectationWith(d model.Design, props []model.Property) (*expectation, erro
 	}
 	expectCache[key] = e
 	return e, nil
+}
+
+// TestSuiteCoversTheModel checks that the suite's designs take every value
+// of every axis of the model, enumerated from the model's own words (so a
+// new value, a new lock service say, fails here until a design uses it),
+// and that every kind of fault of the model can happen in one of them.
+func TestSuiteCoversTheModel(t *testing.T) {
+	names, err := suiteDesigns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	faults := map[model.ActionKind]bool{}
+	for _, name := range names {
+		d, err := model.ParseDesign(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range axisValues(d) {
+			have[v] = true
+		}
+		for _, k := range learn(&d).faultKinds {
+			faults[k] = true
+		}
+	}
+	var zero model.Design
+	for _, v := range axisValues(zero) {
+		axis, _, _ := strings.Cut(v, "=")
+		for i := 0; i < 256; i++ {
+			w := axisValue(axis, i)
+			if strings.Contains(w, "(") {
+				break
+			}
+			if !have[axis+"="+w] {
+				t.Errorf("no design of the suite has %s=%s (add one to lockcheck/catalogue or extraDesigns)", axis, w)
+			}
+		}
+	}
+	for _, ki := range kinds {
+		if ki.cat == catFault && !faults[ki.kind] {
+			t.Errorf("no design of the suite can take the fault %q", ki.kind)
+		}
+	}
+}
+
+// axisValues are a design's axis words, "lock=redis" and so on.
+func axisValues(d model.Design) []string {
+	return []string{"lock=" + d.Lock.String(), "acquire=" + d.Acquire.String(), "release=" + d.Release.String(),
+		"fence=" + d.Fence.String(), "storage=" + d.Storage.String(), "clock=" + d.Clock.String(),
+		"quorum=" + d.Quorum.String(), "check=" + d.Check.String(), "wait=" + d.Wait.String(), "tx=" + d.Tx.String()}
+}
+
+// axisValue is the word of value i of an axis; out of range, it has a "(".
+func axisValue(axis string, i int) string {
+	switch axis {
+	case "lock":
+		return model.LockKind(i).String()
+	case "acquire":
+		return model.AcquireMode(i).String()
+	case "release":
+		return model.ReleaseMode(i).String()
+	case "fence":
+		return model.FenceMode(i).String()
+	case "storage":
+		return model.StorageMode(i).String()
+	case "clock":
+		return model.ClockMode(i).String()
+	case "quorum":
+		return model.Quorum(i).String()
+	case "check":
+		return model.CheckMode(i).String()
+	case "wait":
+		return model.WaitMode(i).String()
+	case "tx":
+		return model.TxMode(i).String()
+	}
+	panic("unknown axis " + axis)
 }
