@@ -36,6 +36,9 @@
 //	-properties.rounds=N   more rounds hunting a shorter violation
 //	-properties.strategy=S how steps are drawn: swarm (default), stable,
 //	                       uniform
+//	-properties.only=holds only the holds subtests (or caught: only the
+//	                       hunts); design names hold slashes, so -run
+//	                       cannot pick subtests by level
 //	-properties.timelines  log the timeline of every caught violation
 //	-properties.rapidlog   print rapid's log (with -rapid.debug: shrinking)
 //	-properties.rates=N    TestMeasureRates: share of N schedules that show

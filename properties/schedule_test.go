@@ -16,12 +16,13 @@ import (
 // enabled or what an action does, and knows the actions only by the
 // model's words for them (model.ActionKind: its String, IsFault).
 //
-// Every step draws the same numbers, whatever is enabled, as one group of
-// rapid's data (a rapid.Custom generator): what kind of thing happens
-// (kind), which fault (which), to which client (who), and an argument
-// (arg: a pause or delay length, a node). Steps are alike in size, so
-// rapid's shrinker, which prefers less data, prefers fewer steps; deleting
-// a step's group leaves the others' draws aligned.
+// Every step draws three numbers, whatever is enabled: what kind of thing
+// happens (kind), which one (which), to which client (who); a fault that
+// takes an argument draws a fourth (arg: the tick a pause or delay ends
+// at, or a node). A step is one group of rapid's data (a rapid.Custom
+// generator), so deleting a step's group leaves the other steps' draws
+// aligned; and as steps are nearly alike in size, rapid's shrinker, which
+// prefers less data, prefers fewer steps.
 //
 // A stable strategy reads the numbers in absolute terms that mean the same
 // thing in any state:
@@ -31,7 +32,7 @@ import (
 //   - which picks one of the design's fault kinds (or world kinds), or one
 //     of a client's steps (its main step, a renewal);
 //   - who is a client, spread over the clients by their speeds;
-//   - arg is a pause or delay length, or a node, as the model writes it.
+//   - arg is the tick at which a pause or delay ends, or a node.
 //
 // A fault (or world step) is taken only if that kind with that argument
 // is enabled, for who or, if who cannot take it, the next client that can
@@ -102,9 +103,9 @@ func describeKinds() []kindInfo {
 	return out
 }
 
-// menu sorts the enabled actions: by category, then by kind, then by
-// client. A group is the enabled actions of one kind and client, which
-// differ only in their argument.
+// menu groups the enabled actions: a group is the consecutive enabled
+// actions of one kind and client (model.Actions lists them together),
+// which differ only in their argument, in increasing order.
 type menu struct {
 	en     []model.Action
 	groups []group
@@ -159,7 +160,7 @@ type profile struct {
 }
 
 const (
-	slots    = 16 // kind and arg are drawn from [0, slots)
+	slots    = 16 // kind is drawn from [0, slots)
 	whoSlots = 8  // who from [0, whoSlots), spread over the clients by speed
 	// a slow client's share of who's range, against normalSpeed for the others
 	slowSpeed, normalSpeed = 1, 4
