@@ -157,8 +157,8 @@ func (c *client) run(ctx context.Context, orders <-chan order, replies chan<- re
 }
 
 // busy says why the client cannot act at the order's tick: it is paused,
-// or (for a main step) still working, until a later tick. "" when it can.
-// Orders for the tick it becomes free at wait for that tick to start.
+// or (for a main step) still working or its write still in the network,
+// until a later tick. "" when it can.
 func (c *client) busy(o order) string {
 	k := o.a.Kind
 	if k.IsFault() {
