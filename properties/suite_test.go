@@ -245,6 +245,10 @@ func hunt1(t *testing.T, d model.Design, exp *expectation, v verdict, strat stra
 		t.Errorf("rapid's report does not name %s:\n%s", v.prop.Name, h.rec.report())
 		return h, false
 	}
+	if why, err := crossCheckRun(run); err != nil || why != "" {
+		t.Errorf("the shrunk schedule: linearizability cross-check: %v%s\n%s", err, why, model.Render(run))
+		return h, false
+	}
 	return h, true
 }
 
