@@ -6,8 +6,10 @@
 # so both search the whole space). Prints a Markdown table.
 #
 #   bench/spin_compare.sh            3 clients: SPIN, lockcheck with and without symmetry
-#   CLIENTS=4 bench/spin_compare.sh  4 clients: lockcheck only (SPIN needs > 300 s
-#                                    and 7 GB; SPIN4=1 runs it anyway, CAP seconds)
+#   CLIENTS=4 bench/spin_compare.sh  4 clients: lockcheck with symmetry only (SPIN needs
+#                                    > 300 s and 7 GB: SPIN4=1 runs it anyway for CAP
+#                                    seconds; NOSYM=1 adds lockcheck without symmetry:
+#                                    about 2 minutes and 12 GB)
 #
 # Needs spin, gcc, go, python3 and GNU time (/usr/bin/time). The Promela model
 # is read from SPIN_DIR (default: ../shared/baselines/spin next to the repo)
@@ -44,7 +46,9 @@ EOF
 fi
 
 ( cd "$ROOT" && go build -o "$TMP/explore" ./cmd/explore )
-for sym in true false; do
+syms="true false"
+[ "$CLIENTS" = 3 ] || [ "${NOSYM:-}" = 1 ] || syms=true
+for sym in $syms; do
 	/usr/bin/time -f 'WALL %e RSS %M' "$TMP/explore" check -design "$DESIGN" -properties no-lost-update \
 		-symmetry="$sym" -workers "$WORKERS" -json > "$TMP/lc.json" 2> "$TMP/lc.err" || true
 	rows+=("$(python3 - "$TMP/lc.json" "$TMP/lc.err" "$sym" <<'EOF'
