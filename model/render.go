@@ -164,6 +164,9 @@ func describeClientStep(d *Design, st *StepRecord) string {
 	case ActDelay:
 		return fmt.Sprintf("sends write counter = %d%s; the network holds it until t=%d", ev.Value, tokenNote(ev.Token), int(ev.Now)+int(a.Arg))
 	case ActIncr:
+		if ev.Result == ResRefused {
+			return fmt.Sprintf("INCR lock:fence → error (node down); retry at t=%d", int(ev.Now)+1)
+		}
 		return fmt.Sprintf("INCR lock:fence → %d", ev.Token)
 	case ActCheck:
 		if ev.Flags&EvGiveUp != 0 {
@@ -383,7 +386,7 @@ func RenderSteps(r *Run) string {
 	steps := r.Steps
 	for k := 0; k < len(steps); {
 		if from, to, who, holder, next := pollRun(steps, k); next > k {
-			fmt.Fprintf(&b, "t=%d..%d %s: SET %s … NX → (nil) every tick, the key is %s\n", from, to, who, LockKey, owner(holder))
+			fmt.Fprintf(&b, "t=%d..%d %s: %s every tick, the key is %s\n", from, to, who, pollWords(d), owner(holder))
 			k = next
 			continue
 		}
@@ -396,6 +399,17 @@ func RenderSteps(r *Run) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// pollWords is a refused acquire in a folded line.
+func pollWords(d *Design) string {
+	switch d.Lock {
+	case LockRedlock:
+		return "SET " + LockKey + " … NX on every node → lost the vote"
+	case LockEtcd:
+		return "txn put-if-absent → the key exists"
+	}
+	return "SET " + LockKey + " … NX → (nil)"
 }
 
 // pollRun finds, from step k, a run of at least two ticks in which the only

@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unsafe"
 )
 
@@ -117,8 +118,25 @@ func (s *State) bytes() []byte {
 }
 
 // Fingerprint is a 64-bit hash of the state, the same on every run and
-// machine of the same byte order.
+// machine of the same byte order. It folds 16 bytes at a time with one
+// 64×64→128-bit multiply (the wyhash construction), then finalizes.
 func (s *State) Fingerprint() uint64 {
+	b := s.bytes()
+	h := uint64(0x9E3779B97F4A7C15)
+	for len(b) >= 16 {
+		hi, lo := bits.Mul64(binary.LittleEndian.Uint64(b)^0xa0761d6478bd642f, binary.LittleEndian.Uint64(b[8:])^h)
+		h = hi ^ lo
+		b = b[16:]
+	}
+	var tail [16]byte
+	copy(tail[:], b)
+	hi, lo := bits.Mul64(binary.LittleEndian.Uint64(tail[:])^0xe7037ed1a0b428db, binary.LittleEndian.Uint64(tail[8:])^h^uint64(len(b)))
+	return mix(hi ^ lo)
+}
+
+// fingerprintMurmur is the first fingerprint (a MurmurHash3 finalizer per
+// 8 bytes), kept as the benchmark's baseline.
+func (s *State) fingerprintMurmur() uint64 {
 	b := s.bytes()
 	h := uint64(0x9E3779B97F4A7C15)
 	for len(b) >= 8 {
@@ -177,7 +195,9 @@ func (s *State) Finished(d *Design) bool {
 // Canonical is the state with its interchangeable clients sorted, and every
 // reference to a client (key owners) renamed to match: the representative
 // of the state's symmetry class. All clients run the same program, so two
-// states that differ only in client names behave alike.
+// states that differ only in client names behave alike. (Sorting packed
+// byte keys instead of comparing fields measured no faster: 35 ns against
+// 33 ns; the two 140-byte copies dominate.)
 func Canonical(d *Design, s State) State {
 	n := d.Clients
 	var perm [MaxClients]uint8 // perm[new] = old
@@ -196,8 +216,7 @@ func Canonical(d *Design, s State) State {
 		}
 		return owns[a] < owns[b]
 	}
-	// insertion sort: n is at most 8
-	for i := 1; i < n; i++ {
+	for i := 1; i < n; i++ { // insertion sort: n is at most 8
 		for j := i; j > 0 && less(perm[j], perm[j-1]); j-- {
 			perm[j], perm[j-1] = perm[j-1], perm[j]
 		}
@@ -206,9 +225,7 @@ func Canonical(d *Design, s State) State {
 	moved := false
 	for i := 0; i < n; i++ {
 		inv[perm[i]] = uint8(i)
-		if perm[i] != uint8(i) {
-			moved = true
-		}
+		moved = moved || perm[i] != uint8(i)
 	}
 	if !moved {
 		return s

@@ -457,6 +457,11 @@ func Step(d *Design, s State, a Action) (State, Event) {
 	switch a.Kind {
 	case ActIncr:
 		key := &s.Nodes[0]
+		if key.Back != 0 { // the node is down: the INCR fails, try again next tick
+			ev.Result = ResRefused
+			c.Ready = s.Now + 1
+			break
+		}
 		key.Fence++
 		c.Token = key.Fence
 		ev.Result, ev.Token = ResOK, c.Token

@@ -1,0 +1,64 @@
+package model
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// reachable collects states from random walks of a design, for benchmarks.
+func reachable(b *testing.B, name string, n int) []State {
+	d, err := ParseDesign(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	var out []State
+	for len(out) < n {
+		randomWalk(&d, rng, func(s State, a Action, next State, ev Event) { out = append(out, next) })
+	}
+	return out[:n]
+}
+
+var sink uint64
+
+// go test ./model -run '^$' -bench Fingerprint -count 10 | benchstat -col /hash -
+func BenchmarkFingerprint(b *testing.B) {
+	states := reachable(b, "redis/cad/rw/max-token,clock=free,horizon=41", 4096)
+	b.Run("hash=murmur", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			sink += states[i&4095].fingerprintMurmur()
+		}
+	})
+	b.Run("hash=wymul", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			sink += states[i&4095].Fingerprint()
+		}
+	})
+}
+
+// The fingerprint spreads: no two distinct states of a sample share one,
+// and flipping any one byte changes it.
+func TestFingerprintSpreads(t *testing.T) {
+	d, err := ParseDesign("redlock/cad/none/plain,node-crashes=1,jumps=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint64]State{}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for w := 0; w < 200; w++ {
+		randomWalk(&d, rng, func(s State, a Action, next State, ev Event) {
+			f := next.Fingerprint()
+			if prev, ok := seen[f]; ok && prev != next {
+				t.Fatalf("two states share fingerprint %x", f)
+			}
+			seen[f] = next
+			for k := 0; k < stateSize; k++ {
+				m := next
+				m.bytes()[k] ^= 1
+				if m.Fingerprint() == f {
+					t.Fatalf("flipping byte %d keeps the fingerprint", k)
+				}
+			}
+		})
+	}
+}
