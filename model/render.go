@@ -407,7 +407,7 @@ func pollWords(d *Design) string {
 	case LockRedlock:
 		return "SET " + LockKey + " … NX on every node → lost the vote"
 	case LockEtcd:
-		return "txn put-if-absent → the key exists"
+		return "txn put-if-absent → not put"
 	}
 	return "SET " + LockKey + " … NX → (nil)"
 }

@@ -7,13 +7,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	"lockcheck/counterexamples"
 	"lockcheck/explore"
+	"lockcheck/linearizability"
 	"lockcheck/model"
 )
 
@@ -28,6 +31,7 @@ type checkArgs struct {
 	props  []model.Property
 	bounds explore.Bounds
 	json   bool
+	out    string // folder for the counterexample files; "" = none
 }
 
 // Limits on the numeric flags (the design's own numbers are checked by
@@ -69,6 +73,7 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 	maxStates := fs.Int64("max-states", 0, "stop after this many distinct states: incomplete (0 = no limit)")
 	maxMemory := fs.Int64("max-memory", 0, "stop before the search's memory (visited set, trail, frontiers; the process takes about 10% more) would pass this many MB: incomplete (0 = no limit)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
+	out := fs.String("out", "", "write each violated property's shortest counterexample (.txt, .html, -porcupine.html) into this folder")
 	var u bytes.Buffer
 	fs.SetOutput(&u)
 	fmt.Fprintln(&u, "usage: explore check -design NAME [flags]")
@@ -125,6 +130,7 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 		Symmetry:  *sym,
 	}
 	a.json = *asJSON
+	a.out = *out
 	return a, false, usage, nil
 }
 
@@ -139,6 +145,12 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	d := a.design
+	if a.out != "" { // before the search: a bad folder is bad input, not a late failure
+		if err := os.MkdirAll(a.out, 0o755); err != nil {
+			fmt.Fprintf(stderr, "explore check: -out %s: %v\n", a.out, err)
+			return exitUsage
+		}
+	}
 	// the search's memory is a few large arrays without pointers: collecting
 	// often costs little and keeps the process near its live size (on the
 	// SPIN configuration without symmetry: peak RSS 850 MB at the default
@@ -177,14 +189,28 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		runs = append(runs, run)
 		violated = append(violated, r)
 	}
+	var files []string
+	if a.out != "" {
+		for _, r := range violated {
+			p, err := counterexamples.Write(a.out, d, r.Property, r.Trace, counterexamples.BoundsText(d, a.bounds))
+			if err != nil {
+				fmt.Fprintln(stderr, "explore check:", err)
+				return exitUsage
+			}
+			files = append(files, p)
+		}
+	}
 	if a.json {
-		if err := writeCheckJSON(stdout, &a, rep, violated, ms.Sys); err != nil {
+		if err := writeCheckJSON(stdout, &a, rep, violated, ms.Sys, files); err != nil {
 			fmt.Fprintln(stderr, "explore check:", err)
 			return exitUsage
 		}
 		return code
 	}
 	writeCheckText(stdout, &a, rep, violated, runs, ms.Sys)
+	for _, p := range files {
+		fmt.Fprintln(stdout, "wrote", p)
+	}
 	return code
 }
 
@@ -214,6 +240,9 @@ func writeCheckText(w io.Writer, a *checkArgs, rep *explore.Report, violated []e
 	}
 	if len(violated) > 0 {
 		fmt.Fprintf(w, "\nshortest counterexample for %s (%d steps):\n\n%s", violated[0].Property, len(violated[0].Trace), model.Render(runs[0]))
+		if lr, err := linearizability.CheckRun(runs[0], linearizability.Options{Timeout: 10 * time.Second}); err == nil {
+			fmt.Fprintln(w, lr.Summary)
+		}
 		if len(violated) > 1 {
 			var others []string
 			for _, r := range violated[1:] {
@@ -257,7 +286,8 @@ type checkJSON struct {
 	Bounds         checkBoundsJSON `json:"bounds"`
 	Results        []checkResJSON  `json:"results"`
 	Stats          checkStatsJSON  `json:"stats"`
-	Counterexample *checkCexJSON   `json:"counterexample"` // the first violated property's; null if none
+	Counterexample *checkCexJSON   `json:"counterexample"`  // the first violated property's; null if none
+	Files          []string        `json:"files,omitempty"` // counterexample files written (-out)
 }
 
 type checkBoundsJSON struct {
@@ -297,7 +327,7 @@ type checkCexJSON struct {
 	Steps    []string `json:"steps"`
 }
 
-func writeCheckJSON(w io.Writer, a *checkArgs, rep *explore.Report, violated []explore.Result, sys uint64) error {
+func writeCheckJSON(w io.Writer, a *checkArgs, rep *explore.Report, violated []explore.Result, sys uint64, files []string) error {
 	d := a.design
 	out := checkJSON{
 		Design: d.Name(),
@@ -307,6 +337,7 @@ func writeCheckJSON(w io.Writer, a *checkArgs, rep *explore.Report, violated []e
 			MaxStates: a.bounds.MaxStates, MaxMemoryMB: a.bounds.MaxMemory >> 20, Symmetry: a.bounds.Symmetry,
 		},
 		Results: []checkResJSON{},
+		Files:   files,
 	}
 	for _, r := range rep.Results {
 		res := checkResJSON{Property: r.Property, Expect: r.Expect.String(), Status: string(r.Status)}

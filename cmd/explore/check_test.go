@@ -3,10 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"lockcheck/counterexamples"
 	"lockcheck/model"
 )
 
@@ -199,4 +204,27 @@ func FuzzCheckArgs(f *testing.F) {
 			t.Fatalf("accepted bounds %+v, %d properties", b, len(a.props))
 		}
 	})
+}
+
+// -out writes one counterexample file per violated property, and each file
+// replays to its violation.
+func TestCheckOutWritesReplayableFiles(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run([]string{"check", "-design", "demo4", "-out", dir}, &out, &errb)
+	require.Equal(t, exitViolated, code, errb.String())
+	for _, prop := range []string{"exclusive", "own-release", "no-lost-update"} {
+		d, err := model.ParseDesign("demo4")
+		require.NoError(t, err)
+		p := filepath.Join(dir, counterexamples.FileBase(d, prop)+".txt")
+		require.Contains(t, out.String(), "wrote "+p)
+		text, err := os.ReadFile(p)
+		require.NoError(t, err)
+		f, err := counterexamples.Parse(string(text))
+		require.NoError(t, err)
+		require.True(t, f.Replay().Shows, "%s no longer shows %s", p, prop)
+	}
+	var out2, errb2 bytes.Buffer
+	require.Equal(t, exitUsage, run([]string{"check", "-design", "demo4", "-out", filepath.Join(dir, "exclusive.txt", "x")}, &out2, &errb2))
+	require.Empty(t, out2.String())
 }
