@@ -225,6 +225,8 @@ func TestCheckOutWritesReplayableFiles(t *testing.T) {
 		require.True(t, f.Replay().Shows, "%s no longer shows %s", p, prop)
 	}
 	var out2, errb2 bytes.Buffer
-	require.Equal(t, exitUsage, run([]string{"check", "-design", "demo4", "-out", filepath.Join(dir, "exclusive.txt", "x")}, &out2, &errb2))
+	notADir := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(notADir, nil, 0o644))
+	require.Equal(t, exitUsage, run([]string{"check", "-design", "demo4", "-out", filepath.Join(notADir, "x")}, &out2, &errb2))
 	require.Empty(t, out2.String())
 }
