@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"pgregory.net/rapid"
+
 	"lockcheck/model"
 )
 
@@ -196,5 +198,33 @@ func TestCrossCheckCatchesALyingChecker(t *testing.T) {
 			}
 			t.Logf("caught after %d checks, shrunk to %d steps: %s", rec.checksToCatch(), len(h.bad), h.badWhy)
 		})
+	}
+}
+
+// TestDataRunsOut checks that a schedule whose data runs out goes on as
+// if every number were zero (the zero schedule) instead of being thrown
+// away as invalid: rapid.MakeFuzz with no input at all runs the zero
+// schedule to its end. If rapid's internals change so that running out of
+// data is no longer recognised, this fails (and the shrinker loses the
+// ability to delete a step that needs one more step at the end).
+func TestDataRunsOut(t *testing.T) {
+	strat := chosenStrategy(t)
+	for _, name := range []string{"demo2", "redlock/cad/none/plain,pauses=0", "replica/cad/rw/max-token,pauses=0"} {
+		d, err := model.ParseDesign(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp, err := expectationFor(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := newHunt(d, exp, -1, strat)
+		ran := t.Run(name, func(t *testing.T) { rapid.MakeFuzz(h.prop)(t, nil) })
+		if !ran || h.finished != 1 {
+			t.Fatalf("%s: the schedule with no data did not run to its end (ran %v, finished %d)", name, ran, h.finished)
+		}
+		if got, want := model.FormatTrace(h.trace), model.FormatTrace(h.pick.info.zeroRun); got != want {
+			t.Errorf("%s: the schedule with no data is\n%swant the zero schedule\n%s", name, got, want)
+		}
 	}
 }

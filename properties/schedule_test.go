@@ -2,6 +2,7 @@ package properties
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -191,11 +192,13 @@ func strategyByName(name string) (strategy, error) {
 }
 
 // designInfo is what the picker learns about a design, before any
-// schedule, from the model's own default run (always the first enabled
-// action): which kinds of client steps and of faults it has, and whether
-// a tick can compete with a client's step. It is the same for every
-// schedule, so a schedule's draws always mean the same thing.
+// schedule, from its zero schedule (the one that numbers all zero name:
+// always the lowest client's next step, or else a tick, or else another
+// step of the world): which kinds of client steps and of faults it has,
+// and whether a tick can compete with a client's step. It is the same for
+// every schedule, so a schedule's draws always mean the same thing.
 type designInfo struct {
+	zeroRun                           []model.Action
 	stepKinds, worldKinds, faultKinds []model.ActionKind
 	tickCompetes                      bool
 	// argful: kinds whose actions differ by their argument (pause and
@@ -239,12 +242,28 @@ func learn(d *model.Design) designInfo {
 			}
 		}
 		info.tickCompetes = info.tickCompetes || (step && tick)
-		s, _ = model.Step(d, s, buf[0])
+		a := zeroAction(buf)
+		info.zeroRun = append(info.zeroRun, a)
+		s, _ = model.Step(d, s, a)
 	}
 	slices.Sort(info.stepKinds)
 	slices.Sort(info.worldKinds)
 	slices.Sort(info.faultKinds)
 	return info
+}
+
+// zeroAction is the action that numbers all zero name among en: the first
+// client step (model.Actions lists them by client), or else a tick, or
+// else the first step of the world, or else the first fault.
+func zeroAction(en []model.Action) model.Action {
+	for c := catStep; c < numCats; c++ {
+		for _, a := range en {
+			if kinds[a.Kind].cat == c {
+				return a
+			}
+		}
+	}
+	return en[0]
 }
 
 // plan is a planned fault: right after the (nth+1)-th step of kind
@@ -271,6 +290,8 @@ type picker struct {
 	speed    [model.MaxClients]int // cumulative: client i owns [speed[i-1], speed[i])
 	m        menu
 	now      int // the tick of the state being drawn in
+	// exhausted: rapid's data ran out; every number is zero from here on
+	exhausted bool
 
 	gen                *rapid.Generator[model.Action] // one step
 	slot, digit, eight *rapid.Generator[uint]
@@ -301,12 +322,30 @@ func newPicker(strat strategy, d *model.Design) *picker {
 	return p
 }
 
-// start begins a schedule: its profile, slow clients and plan are drawn.
+// start begins a schedule: its profile, slow clients and plan are drawn
+// (with no data left, the first profile, no slow client, no plan).
 func (p *picker) start(t *rapid.T) {
+	p.exhausted = false
 	if p.strat.profiles == nil {
 		return
 	}
 	p.prof = p.profiles[0]
+	p.plan = plan{done: true}
+	for i := 0; i < p.d.Clients; i++ {
+		p.speed[i] = (i + 1) * normalSpeed
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if !outOfData(r) {
+				panic(r)
+			}
+			p.exhausted = true
+			p.prof, p.plan = p.profiles[0], plan{done: true}
+			for i := 0; i < p.d.Clients; i++ {
+				p.speed[i] = (i + 1) * normalSpeed
+			}
+		}
+	}()
 	if len(p.profiles) > 1 {
 		p.prof = p.profiles[p.profile.Draw(t, "profile")]
 	}
@@ -349,9 +388,30 @@ func (p *picker) observe(a model.Action) {
 }
 
 // pick draws the next action among en (never empty), enabled in s.
-func (p *picker) pick(t *rapid.T, s *model.State, en []model.Action) model.Action {
+//
+// When rapid's data runs out (the shrinker replays a shorter prefix of the
+// data than the schedule needs), the schedule goes on as if every number
+// after it were zero: each step is the lowest client's next step, or a
+// tick. So the shrinker can delete a step even when the schedule then
+// needs one more step at its end ("A read, tick, A pause until t=11, A
+// write" can become "A pause until t=11, A read": two steps deleted, one
+// default step at the end), where otherwise rapid would reject the
+// shorter data as invalid.
+func (p *picker) pick(t *rapid.T, s *model.State, en []model.Action) (a model.Action) {
 	p.now = int(s.Now)
 	p.m.build(en)
+	if p.exhausted {
+		return p.zero()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if !outOfData(r) {
+				panic(r)
+			}
+			p.exhausted = true
+			a = p.zero()
+		}
+	}()
 	return p.gen.Draw(t, "action")
 }
 
@@ -412,9 +472,8 @@ func (p *picker) index(t *rapid.T, n int, label string) int {
 }
 
 func (p *picker) draw(t *rapid.T) model.Action {
-	m := &p.m
 	if p.prof == nil {
-		return m.en[p.index(t, len(m.en), "index")]
+		return p.m.en[p.index(t, len(p.m.en), "index")]
 	}
 	k := int(p.slot.Draw(t, "kind"))
 	which := int(p.eight.Draw(t, "which"))
@@ -431,29 +490,37 @@ func (p *picker) draw(t *rapid.T) model.Action {
 		}
 		k -= p.prof.share[c]
 	}
+	kind, arg := -1, 0
 	var list []model.ActionKind
 	switch cat {
-	case catTick:
-		if g := p.nth(catTick, -1, -1, 0); g != nil {
-			return m.en[g.from]
-		}
 	case catWorld:
 		list = p.info.worldKinds
 	case catFault:
 		list = p.info.faultKinds
 	}
 	if len(list) > 0 {
-		kind := list[which%len(list)]
-		arg := p.drawArg(t, kind)
-		if a, ok := p.planned(); ok {
-			return a
-		}
-		if a, ok := p.exact(kind, who, arg); ok {
-			return a
-		}
+		kind = int(list[which%len(list)])
+		arg = p.drawArg(t, model.ActionKind(kind))
 	}
+	return p.decode(cat, which, who, kind, arg)
+}
+
+// decode is the action the numbers drawn for a step name (kind: a fault's
+// or world step's kind, or -1).
+func (p *picker) decode(cat category, which, who, kind, arg int) model.Action {
+	m := &p.m
 	if a, ok := p.planned(); ok {
 		return a
+	}
+	if cat == catTick {
+		if g := p.nth(catTick, -1, -1, 0); g != nil {
+			return m.en[g.from]
+		}
+	}
+	if kind >= 0 {
+		if a, ok := p.exact(model.ActionKind(kind), who, arg); ok {
+			return a
+		}
 	}
 	// a client's step: the client first (who, or the next one with a
 	// step, cyclically), then which of its steps (main step, renewal)
@@ -473,6 +540,23 @@ func (p *picker) draw(t *rapid.T) model.Action {
 		}
 	}
 	panic("no enabled action") // pick is never called with none
+}
+
+// zero is the step that numbers all zero name: the lowest client's next
+// step, or else a tick.
+func (p *picker) zero() model.Action {
+	if p.prof == nil {
+		return p.m.en[0]
+	}
+	return p.decode(catStep, 0, 0, -1, 0)
+}
+
+// outOfData reports whether r, recovered from a draw, is rapid saying that
+// its data ran out (rapid.invalidData: "overrun", or a generator that could
+// not find a value in the data left).
+func outOfData(r any) bool {
+	t := reflect.TypeOf(r)
+	return t != nil && t.PkgPath() == "pgregory.net/rapid" && t.Name() == "invalidData"
 }
 
 // exact is the action of kind with argument arg (if the kind has one),

@@ -133,7 +133,7 @@ func catchChecks(checks int) int {
 // roundBudget: each extra round (-properties.rounds) may take up to
 // roundBudget times -rapid.checks schedules, and at most maxRoundChecks.
 const (
-	roundBudget    = 3
+	roundBudget    = 10
 	maxRoundChecks = 1000
 )
 
