@@ -19,6 +19,9 @@ type Counterexample struct {
 	Trace      []model.Action
 	Bounds     string // what BoundsText says, or the caller's own words
 	Regenerate string // "" = explore check -design NAME -out DIR
+	// FoundBy says how the trace was found, when not by breadth-first
+	// search (which makes it a shortest one): e.g. rapid's shrinker.
+	FoundBy string
 }
 
 // Rendered is one counterexample's files, as bytes.
@@ -200,7 +203,11 @@ func Render(cx Counterexample, displayPath string) (*Rendered, error) {
 	}
 	header(keyProperty, p.Name+": "+p.Doc)
 	header(keyViolatedAt, fmt.Sprintf("step %d of %d, t=%d", at, len(trace), tickAt(run, at)))
-	header(keyFoundBy, FoundByPrefix+cx.Bounds)
+	foundBy := FoundByPrefix + cx.Bounds
+	if cx.FoundBy != "" {
+		foundBy = cx.FoundBy
+	}
+	header(keyFoundBy, foundBy)
 	header(keyRegenerate, regen)
 	header(keyReplay, "go run ./cmd/explore replay "+displayPath)
 	section := func(name, body string) {
@@ -220,7 +227,7 @@ func Render(cx Counterexample, displayPath string) (*Rendered, error) {
 		Property:      p.Name,
 		PropertyDoc:   p.Doc,
 		ViolatedAt:    at,
-		FoundBy:       FoundByPrefix + cx.Bounds,
+		FoundBy:       foundBy,
 		Linearizable:  lin.Text,
 		TextFile:      base + ".txt",
 		PorcupineFile: porcupineName(base, lin.HTML),

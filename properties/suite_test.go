@@ -287,7 +287,7 @@ func writeFailure(d model.Design, prop string, trace []model.Action) string {
 			Design:     d,
 			Property:   prop,
 			Trace:      trace,
-			Bounds:     "none; NOT breadth-first search: rapid (go test ./properties) drew this schedule and shrank it, so it may not be the shortest",
+			FoundBy:    "rapid (go test ./properties) drew this schedule and shrank it: not breadth-first search, so it may not be the shortest",
 			Regenerate: "go test ./properties (its failure message has the -run and -rapid.seed that reproduce it)",
 		})
 		if err == nil {
