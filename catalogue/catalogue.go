@@ -44,6 +44,9 @@ var Entries = []Entry{
 	{"redis/cad/rw/max-token,pauses=0,node-crashes=1,persist=1", "the Redis node restarts from disk"},
 	{"redis/cad/none/plain,pauses=0,jumps=1,jump=10", "the Redis node's clock jumps 10 ticks"},
 	{"redis/cad/none/plain,clock=free,horizon=20,pauses=0", "time may pass at any moment (no urgency)"},
+	{"redis/cad/none/plain,reenter=nx,pauses=0", "a nested SET NX waits on its own key: no fault, no ✗, a lost update"},
+	{"redis/cad/rw/max-token,reenter=nx,pauses=0", "the nested acquire's fresh token defeats fencing"},
+	{"redis/cad/none/plain,reenter=owner,pauses=0", "a reentrant lock lets its owner in again"},
 	// primary + replica
 	{"replica/cad/rw/max-token,pauses=0", "failover before replication: same token twice"},
 	{"replica/cad/rw/cond-update,pauses=0", "strictly greater tokens survive a repeated token"},

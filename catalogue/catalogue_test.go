@@ -28,7 +28,7 @@ func TestCatalogueCoversEveryAxisValue(t *testing.T) {
 	for _, d := range Designs() {
 		for _, v := range []string{"lock=" + d.Lock.String(), "release=" + d.Release.String(), "fence=" + d.Fence.String(),
 			"storage=" + d.Storage.String(), "acquire=" + d.Acquire.String(), "clock=" + d.Clock.String(),
-			"check=" + d.Check.String(), "wait=" + d.Wait.String(), "tx=" + d.Tx.String()} {
+			"check=" + d.Check.String(), "wait=" + d.Wait.String(), "tx=" + d.Tx.String(), "reenter=" + d.Reenter.String()} {
 			values[v] = true
 		}
 	}
@@ -39,7 +39,7 @@ func TestCatalogueCoversEveryAxisValue(t *testing.T) {
 		"storage=plain", "storage=max-token", "storage=max-write", "storage=cond-update", "storage=cas",
 		"acquire=script", "acquire=incr-before", "acquire=incr-after", "acquire=set-expire",
 		"clock=urgent", "clock=free", "check=trust", "check=validity", "wait=poll", "wait=notify",
-		"tx=inside", "tx=outside",
+		"tx=inside", "tx=outside", "reenter=none", "reenter=nx", "reenter=owner",
 	} {
 		require.True(t, values[want], "no catalogue design has %s", want)
 	}

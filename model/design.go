@@ -171,6 +171,17 @@ const (
 	numTxModes
 )
 
+// ReenterMode is whether a job takes the lock a second time, nested, right
+// before its write (a function holding the lock calls another that takes it).
+type ReenterMode uint8
+
+const (
+	ReenterNone  ReenterMode = iota // no nested acquire
+	ReenterNX                       // the nested acquire is a plain SET NX: it blocks on its own key
+	ReenterOwner                    // a reentrant lock: the nested acquire succeeds for the key's owner
+	numReenterModes
+)
+
 // Limits on a design's numbers. Ticks are stored in a byte, so the horizon
 // plus the longest wait must stay below 256.
 const (
@@ -188,11 +199,12 @@ type Design struct {
 	Fence   FenceMode
 	Storage StorageMode
 	Clock   ClockMode
-	Quorum  Quorum    // redlock
-	Check   CheckMode // every lock
-	Wait    WaitMode  // redis, replica
-	Tx      TxMode    // db
-	Bug     Bug       // a planted bug (testing the testers); BugNone in real designs
+	Quorum  Quorum      // redlock
+	Check   CheckMode   // every lock
+	Wait    WaitMode    // redis, replica
+	Tx      TxMode      // db
+	Reenter ReenterMode // redis, replica
+	Bug     Bug         // a planted bug (testing the testers); BugNone in real designs
 
 	TTLTicks      int // a key set at t exists at t .. t+TTL-1
 	WorkTicks     int // ticks between a client's read and its write
@@ -246,6 +258,11 @@ var (
 	waitAxis = axis{"wait", []string{"poll", "notify"}, []string{
 		"retry SET NX every tick (default)",
 		"sleep until a release publishes a notice (pub/sub); expiry publishes nothing",
+	}}
+	reenterAxis = axis{"reenter", []string{"none", "nx", "owner"}, []string{
+		"no nested acquire (default)",
+		"a nested acquire before the write, by plain SET NX: it waits on its own key",
+		"a nested acquire before the write, on a reentrant lock that knows its owner",
 	}}
 	txAxis = axis{"tx", []string{"inside", "outside"}, []string{
 		"db: the work runs in the lock's transaction; COMMIT fails if the session was killed (default)",
@@ -337,6 +354,7 @@ var kindParams = map[string][]LockKind{
 	"renew":        {LockRedis, LockReplica, LockEtcd},
 	"session":      {LockZooKeeper},
 	"tx":           {LockDB},
+	"reenter":      {LockRedis, LockReplica},
 }
 
 // kindReleases and kindFences restrict the path parts by lock service.
@@ -373,6 +391,7 @@ func (q Quorum) String() string      { return word(quorumAxis, int(q)) }
 func (m CheckMode) String() string   { return word(checkAxis, int(m)) }
 func (m WaitMode) String() string    { return word(waitAxis, int(m)) }
 func (m TxMode) String() string      { return word(txAxis, int(m)) }
+func (m ReenterMode) String() string { return word(reenterAxis, int(m)) }
 
 func word(a axis, i int) string {
 	if i < 0 || i >= len(a.values) {
@@ -410,6 +429,9 @@ func (d Design) Name() string {
 	}
 	if d.Tx != TxInside {
 		b.WriteString(",tx=" + d.Tx.String())
+	}
+	if d.Reenter != ReenterNone {
+		b.WriteString(",reenter=" + d.Reenter.String())
 	}
 	if d.Bug != BugNone {
 		b.WriteString(",bug=" + d.Bug.String())
@@ -527,6 +549,10 @@ func (d *Design) set(k, v string) error {
 		i, err := txAxis.parse(v)
 		d.Tx = TxMode(i)
 		return err
+	case "reenter":
+		i, err := reenterAxis.parse(v)
+		d.Reenter = ReenterMode(i)
+		return err
 	}
 	for _, p := range intParams {
 		if p.name != k {
@@ -546,7 +572,8 @@ func (d *Design) set(k, v string) error {
 func (d Design) Validate() error {
 	if int(d.Lock) >= int(numLockKinds) || int(d.Acquire) >= int(numAcquireModes) || int(d.Release) >= int(numReleaseModes) ||
 		int(d.Fence) >= int(numFenceModes) || int(d.Storage) >= int(numStorageModes) || int(d.Clock) >= int(numClockModes) || int(d.Bug) >= int(numBugs) ||
-		int(d.Quorum) >= int(numQuorums) || int(d.Check) >= int(numCheckModes) || int(d.Wait) >= int(numWaitModes) || int(d.Tx) >= int(numTxModes) {
+		int(d.Quorum) >= int(numQuorums) || int(d.Check) >= int(numCheckModes) || int(d.Wait) >= int(numWaitModes) || int(d.Tx) >= int(numTxModes) ||
+		int(d.Reenter) >= int(numReenterModes) {
 		return designErr("design has an axis value out of range")
 	}
 	def := DefaultDesign()
@@ -561,8 +588,8 @@ func (d Design) Validate() error {
 			}
 		}
 	}
-	words := map[string]bool{"acquire": d.Acquire != AcquireScript, "quorum": d.Quorum != QuorumMajority, "wait": d.Wait != WaitPoll, "tx": d.Tx != TxInside}
-	for _, k := range []string{"acquire", "quorum", "wait", "tx"} {
+	words := map[string]bool{"acquire": d.Acquire != AcquireScript, "quorum": d.Quorum != QuorumMajority, "wait": d.Wait != WaitPoll, "tx": d.Tx != TxInside, "reenter": d.Reenter != ReenterNone}
+	for _, k := range []string{"acquire", "quorum", "wait", "tx", "reenter"} {
 		if words[k] {
 			if err := d.applies(k); err != nil {
 				return err
@@ -619,7 +646,7 @@ func joinWords[T fmt.Stringer](xs []T) string {
 }
 
 func paramNames() string {
-	names := []string{"acquire", "clock", "quorum", "check", "wait", "tx", "bug"}
+	names := []string{"acquire", "clock", "quorum", "check", "wait", "tx", "reenter", "bug"}
 	for _, p := range intParams {
 		names = append(names, p.name)
 	}
@@ -639,7 +666,7 @@ func clip(s string) string {
 func DescribeAxes() string {
 	var b strings.Builder
 	b.WriteString("A design name is lock/release/fence/storage[,key=value…], e.g. redis/cad/rw/max-token,ttl=10,work=2\n\n")
-	for _, a := range []axis{lockAxis, releaseAxis, fenceAxis, storageAxis, acquireAxis, clockAxis, quorumAxis, checkAxis, waitAxis, txAxis, bugAxis} {
+	for _, a := range []axis{lockAxis, releaseAxis, fenceAxis, storageAxis, acquireAxis, clockAxis, quorumAxis, checkAxis, waitAxis, txAxis, reenterAxis, bugAxis} {
 		kind := "path part"
 		if a.name != "lock" && a.name != "release" && a.name != "fence" && a.name != "storage" {
 			kind = "parameter " + a.name + "=…, default " + a.values[0]

@@ -275,6 +275,12 @@ func describeAcquire(d *Design, st *StepRecord) string {
 	if d.Acquire == AcquireSetExpire {
 		cmd = fmt.Sprintf("SET %s %s NX", LockKey, LockValue(i))
 	}
+	if st.Before.Clients[i].Phase == PhaseReenter {
+		cmd = fmt.Sprintf("nested acquire: SET %s %s NX PX %d", LockKey, LockValue(i), d.TTLTicks*1000)
+		if d.Reenter == ReenterOwner {
+			cmd = fmt.Sprintf("nested acquire: reentrant lock, owner %s, count+1, PX %d", LockValue(i), d.TTLTicks*1000)
+		}
+	}
 	if ev.Result == ResRefused {
 		switch {
 		case st.Before.Nodes[0].Back != 0:

@@ -19,6 +19,7 @@ const (
 	PhaseArrive               // its write is held in the network: next, it arrives at the storage
 	PhaseRelease              // next: release (DEL, check-and-delete, or the GET of get-del; db: COMMIT)
 	PhaseDel                  // next: the DEL of get-del
+	PhaseReenter              // next: the nested acquire before the write (reenter=nx|owner)
 	PhaseDone                 // job finished
 	PhaseCrashed              // crashed for good
 	numPhases

@@ -352,6 +352,7 @@ var phaseAction = [numPhases]ActionKind{
 	PhaseArrive:  ActArrive,
 	PhaseRelease: ActRelease,
 	PhaseDel:     ActDel,
+	PhaseReenter: ActAcquire,
 }
 
 // Enabled reports whether a is among Actions(d, s).
@@ -514,6 +515,9 @@ func Step(d *Design, s State, a Action) (State, Event) {
 		ev.Result, ev.Value = ResAccepted, s.Store.Counter
 		c.Read, c.Version = s.Store.Counter, s.Store.Version
 		c.Phase = PhaseWrite
+		if d.Reenter != ReenterNone {
+			c.Phase = PhaseReenter
+		}
 		work := d.WorkTicks
 		if c.Flags&FlagSlow != 0 {
 			work = d.SlowWorkTicks
@@ -655,6 +659,10 @@ func acquire(d *Design, s *State, i int, ev *Event) {
 		return
 	}
 	// redis, replica, etcd, db: one key on node 0
+	if c.Phase == PhaseReenter {
+		reenter(d, s, i, ev)
+		return
+	}
 	if d.Check == CheckValidity {
 		c.Since = s.Now // kept only when it is used, so states stay few
 	}
@@ -693,6 +701,30 @@ func acquire(d *Design, s *State, i int, ev *Event) {
 			ev.Token = c.Token
 		}
 	}
+}
+
+// reenter is the nested acquire of a job that already holds the lock: a
+// reentrant lock lets its owner in again (and resets the TTL, as Redisson
+// does); a plain SET NX refuses the key's own holder like anyone else.
+func reenter(d *Design, s *State, i int, ev *Event) {
+	c := &s.Clients[i]
+	me := uint8(i + 1)
+	key := &s.Nodes[0]
+	mine := d.Reenter == ReenterOwner && key.Owner == me
+	if key.Back != 0 || (key.Owner != 0 && !mine && d.Bug != BugSetWithoutNX) {
+		ev.Result = ResRefused
+		c.Ready = s.Now + 1
+		return
+	}
+	ev.Result = ResOK
+	fresh := key.Owner != me
+	key.Owner, key.Exp = me, s.Now+uint8(d.TTLTicks)
+	if fresh && d.Fence != FenceNone && d.Acquire == AcquireScript {
+		key.Fence++
+		c.Token = key.Fence
+		ev.Token = c.Token
+	}
+	c.Phase = PhaseWrite
 }
 
 // zkOwner recomputes who holds a ZooKeeper lock: the lowest live sequence.

@@ -181,6 +181,9 @@ func Playable(d *model.Design) error {
 	if d.ClockJumps > 0 {
 		return fmt.Errorf("design %s: clock jumps are not played for real (Debian's redis-server will not run under libfaketime); set jumps=0", d.Name())
 	}
+	if d.Reenter != model.ReenterNone {
+		return fmt.Errorf("design %s: nested acquires (reenter=%s) are not played for real yet; set reenter=none", d.Name(), d.Reenter)
+	}
 	return nil
 }
 
