@@ -34,6 +34,7 @@ var Entries = []Entry{
 	{"redis/cad/rw/max-token,acquire=incr-after", "token taken after the lock"},
 	{"redis/cad/rw/max-token,acquire=set-expire,pauses=0,crashes=1", "crash between SET NX and EXPIRE"},
 	{"redis/cad/none/plain,pauses=0,crashes=1", "a crashed holder's lock frees itself"},
+	{"redis/cad/none/plain,ttl=3,pauses=0", "the job just fits its TTL: expiry at the boundary tick"},
 	{"redis/cad/none/plain,wait=notify,pauses=0,crashes=1", "waiting for a release notice that never comes"},
 	{"redis/cad/none/plain,wait=notify", "pub/sub wait with a pause: an expiry publishes nothing"},
 	{"redis/cad/none/plain,renew=3", "watchdog renewal, with a pause"},

@@ -191,7 +191,8 @@ func TestDemosTellTheSeedsStory(t *testing.T) {
 }
 
 // Test the tester: each planted bug breaks at least one demo's story, either
-// because the scenario no longer replays or because an outcome changes.
+// because the scenario no longer replays or because an outcome changes (the
+// demos' Go checks, or any scenario's expect lines).
 func TestPlantedBugsBreakTheDemos(t *testing.T) {
 	for b := BugSetWithoutNX; b < numBugs; b++ {
 		t.Run(b.String(), func(t *testing.T) {
@@ -205,6 +206,20 @@ func TestPlantedBugsBreakTheDemos(t *testing.T) {
 					for _, p := range demoChecks[n](r) {
 						broken = append(broken, fmt.Sprintf("demo%d: %s", n, p))
 					}
+				}
+			}
+			for _, name := range ScenarioNames() {
+				dm, err := LoadDemo(name)
+				require.NoError(t, err)
+				d := dm.Scenario.Design
+				d.Bug = b
+				r, err := Replay(&d, dm.Scenario.Trace)
+				if err != nil {
+					broken = append(broken, fmt.Sprintf("%s: %v", name, err))
+					continue
+				}
+				for _, p := range dm.Scenario.CheckExpect(r) {
+					broken = append(broken, name+": "+p)
 				}
 			}
 			require.NotEmpty(t, broken, "bug %s went unnoticed by every demo", b)

@@ -123,6 +123,7 @@ const (
 	BugCADNoCheck       // check-and-delete deletes without comparing the value
 	BugNoTokenCheck     // token-checking storage records tokens but never refuses
 	BugReadNoRecord     // max-token storage forgets the tokens of reads
+	BugExpireEarly      // keys live one tick less than their TTL (an off-by-one in expiry)
 	numBugs
 )
 
@@ -291,12 +292,13 @@ var (
 		"UPDATE … WHERE last_token < t (strictly greater token to write)",
 		"compare-and-set on a version column (no token needed)",
 	}}
-	bugAxis = axis{"bug", []string{"none", "set-without-nx", "cad-no-check", "no-token-check", "read-no-record"}, []string{
+	bugAxis = axis{"bug", []string{"none", "set-without-nx", "cad-no-check", "no-token-check", "read-no-record", "expire-early"}, []string{
 		"no planted bug (default)",
 		"SET without NX: acquire overwrites a held key",
 		"check-and-delete deletes without comparing the value",
 		"token-checking storage records tokens but never refuses",
 		"max-token storage forgets the tokens of reads",
+		"keys live one tick less than their TTL (off by one)",
 	}}
 	clockAxis = axis{"clock", []string{"urgent", "free"}, []string{
 		"a tick only when no client can act (default)",

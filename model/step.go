@@ -481,7 +481,7 @@ func Step(d *Design, s State, a Action) (State, Event) {
 			break
 		}
 		ev.Result = ResOK
-		key.Exp = s.Now + uint8(d.TTLTicks)
+		key.Exp = keyEnd(d, s.Now)
 	case ActCheck:
 		left := int(c.Since) + d.TTLTicks - d.DriftTicks - int(s.Now)
 		ev.Value = uint8(max(left, 0))
@@ -506,7 +506,7 @@ func Step(d *Design, s State, a Action) (State, Event) {
 				c.Phase = PhaseRelease
 				break
 			}
-			s.Nodes[0].Exp = s.Now + uint8(d.TTLTicks)
+			s.Nodes[0].Exp = keyEnd(d, s.Now)
 		} else if !storageRead(d, &s.Store, tok) {
 			ev.Result, ev.MaxTok = ResRejected, s.Store.MaxTok
 			c.Phase = PhaseRelease
@@ -542,7 +542,7 @@ func Step(d *Design, s State, a Action) (State, Event) {
 				ev.Result = ResRejected
 				break
 			}
-			s.Nodes[0].Exp = s.Now + uint8(d.TTLTicks)
+			s.Nodes[0].Exp = keyEnd(d, s.Now)
 			c.Flags |= FlagBuffered
 			ev.Result = ResOK
 			break
@@ -560,13 +560,22 @@ func Step(d *Design, s State, a Action) (State, Event) {
 		key := &s.Nodes[0]
 		c.Timer = s.Now + uint8(d.RenewTicks)
 		if key.Owner == me && key.Back == 0 {
-			key.Exp = s.Now + uint8(d.TTLTicks)
+			key.Exp = keyEnd(d, s.Now)
 			ev.Result = ResOK
 		} else {
 			ev.Result = ResNoop // a failed renewal does not stop the worker
 		}
 	}
 	return s, ev
+}
+
+// keyEnd is the tick at which a key (lease, session deadline) set now is
+// gone: now+TTL (one tick earlier with the planted bug expire-early).
+func keyEnd(d *Design, now uint8) uint8 {
+	if d.Bug == BugExpireEarly && d.TTLTicks > 1 {
+		return now + uint8(d.TTLTicks) - 1
+	}
+	return now + uint8(d.TTLTicks)
 }
 
 // grant makes client i the believer of a lock just won.
@@ -603,7 +612,7 @@ func acquire(d *Design, s *State, i int, ev *Event) {
 		n := &s.Nodes[k]
 		ev.Node, ev.Other = k, n.Owner
 		if n.Back == 0 && (n.Owner == 0 || d.Bug == BugSetWithoutNX) {
-			n.Owner, n.Exp = me, s.Now+uint8(d.TTLTicks)
+			n.Owner, n.Exp = me, keyEnd(d, s.Now)
 			c.Votes |= 1 << k
 			ev.Result = ResOK
 		} else {
@@ -672,7 +681,7 @@ func acquire(d *Design, s *State, i int, ev *Event) {
 	}
 	ev.Result = ResOK
 	key.Owner = me
-	key.Exp = s.Now + uint8(d.TTLTicks)
+	key.Exp = keyEnd(d, s.Now)
 	grant(d, s, i)
 	switch {
 	case d.Lock == LockEtcd:
@@ -718,7 +727,7 @@ func reenter(d *Design, s *State, i int, ev *Event) {
 	}
 	ev.Result = ResOK
 	fresh := key.Owner != me
-	key.Owner, key.Exp = me, s.Now+uint8(d.TTLTicks)
+	key.Owner, key.Exp = me, keyEnd(d, s.Now)
 	if fresh && d.Fence != FenceNone && d.Acquire == AcquireScript {
 		key.Fence++
 		c.Token = key.Fence
