@@ -99,13 +99,24 @@ func chip(d *model.Design, st *model.StepRecord) (label, class string) {
 	ev := &st.Event
 	switch st.Action.Kind {
 	case model.ActAcquire:
+		verb, refused := "SET", "nil"
+		switch d.Lock {
+		case model.LockZooKeeper:
+			verb, refused = "lock", "wait"
+		case model.LockEtcd:
+			verb, refused = "put", "exists"
+		case model.LockDB:
+			verb, refused = "FOR UPDATE", "blocks"
+		case model.LockRedlock:
+			verb = fmt.Sprintf("SET n%d", ev.Node+1)
+		}
 		if ev.Result == model.ResRefused {
-			return "nil", "refused"
+			return refused, "refused"
 		}
 		if ev.Token != 0 {
-			return fmt.Sprintf("SET #%d", ev.Token), "grant"
+			return fmt.Sprintf("%s #%d", verb, ev.Token), "grant"
 		}
-		return "SET", "grant"
+		return verb, "grant"
 	case model.ActIncr:
 		return fmt.Sprintf("#%d", ev.Token), "incr"
 	case model.ActExpire:
