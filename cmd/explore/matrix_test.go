@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -55,4 +56,25 @@ func TestMatrixDemoRows(t *testing.T) {
 	require.Equal(t, exitOK, run([]string{"matrix", "-only", "demo"}, &md, &e2))
 	require.True(t, strings.HasPrefix(md.String(), "| design |"))
 	require.Contains(t, md.String(), "| `demo6` |")
+}
+
+// The README's verdict table is the matrix's output, not a copy that drifts:
+// regenerate it with `go run ./cmd/explore matrix` and paste it when this
+// fails.
+func TestReadmeShowsTheCurrentMatrix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sweeps the whole catalogue")
+	}
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	text := string(readme)
+	start := strings.Index(text, "| design | what it shows |")
+	require.GreaterOrEqual(t, start, 0, "README has no verdict table")
+	end := strings.Index(text[start:], "\n\n")
+	require.Greater(t, end, 0)
+	var out, errb bytes.Buffer
+	require.Equal(t, exitOK, run([]string{"matrix", "-dir", "../../counterexamples"}, &out, &errb), errb.String())
+	got := strings.ReplaceAll(out.String(), "](../../counterexamples/", "](counterexamples/")
+	gotTable := got[:strings.Index(got, "\n\n")]
+	require.Equal(t, gotTable, text[start:start+end], "README's matrix is stale: run go run ./cmd/explore matrix and paste the table")
 }
