@@ -369,7 +369,6 @@ func (e *engine) expand(u *unit, live []int) {
 	u.found = u.found[:len(e.props)]
 	clear(u.found)
 	props := e.props
-	sym := e.bounds.Symmetry
 	for i := u.lo; i < u.hi; i++ {
 		s := &e.frontier[i]
 		u.buf = model.Actions(d, s, u.buf)
@@ -384,14 +383,7 @@ func (e *engine) expand(u *unit, live []int) {
 					u.found[pi] = hit{true, uint32(i), uint16(k)}
 				}
 			}
-			var fp uint64
-			if sym {
-				c := model.Canonical(d, u.ns)
-				fp = c.Fingerprint()
-			} else {
-				fp = u.ns.Fingerprint()
-			}
-			u.fps = append(u.fps, normFP(fp))
+			u.fps = append(u.fps, e.fingerprint(&u.ns))
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 )
@@ -20,6 +21,21 @@ func reachable(b *testing.B, name string, n int) []State {
 }
 
 var sink uint64
+
+// fingerprintMurmur is the first fingerprint (a MurmurHash3 finalizer per
+// 8 bytes), kept as the benchmark's baseline.
+func (s *State) fingerprintMurmur() uint64 {
+	b := s.bytes()
+	h := uint64(0x9E3779B97F4A7C15)
+	for len(b) >= 8 {
+		h = mix(h ^ binary.LittleEndian.Uint64(b))
+		b = b[8:]
+	}
+	var tail [8]byte
+	copy(tail[:], b)
+	h = mix(h ^ binary.LittleEndian.Uint64(tail[:]) ^ uint64(len(b)))
+	return mix(h)
+}
 
 // go test ./model -run '^$' -bench Fingerprint -count 10 | benchstat -col /hash -
 func BenchmarkFingerprint(b *testing.B) {

@@ -135,21 +135,6 @@ func (s *State) Fingerprint() uint64 {
 	return mix(hi ^ lo)
 }
 
-// fingerprintMurmur is the first fingerprint (a MurmurHash3 finalizer per
-// 8 bytes), kept as the benchmark's baseline.
-func (s *State) fingerprintMurmur() uint64 {
-	b := s.bytes()
-	h := uint64(0x9E3779B97F4A7C15)
-	for len(b) >= 8 {
-		h = mix(h ^ binary.LittleEndian.Uint64(b))
-		b = b[8:]
-	}
-	var tail [8]byte
-	copy(tail[:], b)
-	h = mix(h ^ binary.LittleEndian.Uint64(tail[:]) ^ uint64(len(b)))
-	return mix(h)
-}
-
 // mix is the 64-bit finalizer of MurmurHash3.
 func mix(h uint64) uint64 {
 	h ^= h >> 33

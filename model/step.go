@@ -463,9 +463,8 @@ func Step(d *Design, s State, a Action) (State, Event) {
 			c.Ready = s.Now + 1
 			break
 		}
-		key.Fence++
-		c.Token = key.Fence
-		ev.Result, ev.Token = ResOK, c.Token
+		takeToken(key, c, &ev)
+		ev.Result = ResOK
 		if d.Acquire == AcquireIncrBefore {
 			c.Phase = PhaseAcquire
 		} else {
@@ -648,15 +647,13 @@ func acquire(d *Design, s *State, i int, ev *Event) {
 		c.Ready = s.Now + 1
 		return
 	case LockZooKeeper:
-		if c.Flags&FlagZNode == 0 {
-			key.Fence++
-			c.Token = key.Fence
+		if c.Flags&FlagZNode == 0 { // the node's sequence number orders the queue
+			takeToken(key, c, ev)
 			c.Flags |= FlagZNode
 			if d.Check == CheckValidity {
 				c.Since = s.Now
 			}
 			zkOwner(d, s)
-			ev.Token = c.Token
 		}
 		ev.Other = key.Owner
 		if key.Owner == me {
@@ -683,33 +680,32 @@ func acquire(d *Design, s *State, i int, ev *Event) {
 	key.Owner = me
 	key.Exp = keyEnd(d, s.Now)
 	grant(d, s, i)
-	switch {
-	case d.Lock == LockEtcd:
-		if d.Fence != FenceNone { // the put is a new revision, its create_revision the token
-			key.Fence++
-			c.Token = key.Fence
-			ev.Token = c.Token
-		}
-	case d.Lock == LockDB:
-	case d.Acquire == AcquireScript:
+	// etcd and db take acquire=script only: for etcd the token is the put's
+	// revision (its create_revision), and a db row lock takes fence=none
+	switch d.Acquire {
+	case AcquireScript:
 		if d.Fence != FenceNone {
-			key.Fence++
-			c.Token = key.Fence
-			ev.Token = c.Token
+			takeToken(key, c, ev)
 		}
-	case d.Acquire == AcquireIncrAfter:
+	case AcquireIncrAfter:
 		if d.Fence != FenceNone {
 			c.Phase = PhaseIncr
 		}
-	case d.Acquire == AcquireSetExpire:
+	case AcquireSetExpire:
 		key.Exp = 0
 		c.Phase = PhaseExpire
 		if d.Fence != FenceNone {
-			key.Fence++
-			c.Token = key.Fence
-			ev.Token = c.Token
+			takeToken(key, c, ev)
 		}
 	}
+}
+
+// takeToken hands client c the next number of node key's counter (INCR
+// lock:fence, etcd's revision, ZooKeeper's sequence).
+func takeToken(key *Node, c *Client, ev *Event) {
+	key.Fence++
+	c.Token = key.Fence
+	ev.Token = c.Token
 }
 
 // reenter is the nested acquire of a job that already holds the lock: a
@@ -729,9 +725,7 @@ func reenter(d *Design, s *State, i int, ev *Event) {
 	fresh := key.Owner != me
 	key.Owner, key.Exp = me, keyEnd(d, s.Now)
 	if fresh && d.Fence != FenceNone && d.Acquire == AcquireScript {
-		key.Fence++
-		c.Token = key.Fence
-		ev.Token = c.Token
+		takeToken(key, c, ev)
 	}
 	c.Phase = PhaseWrite
 }
