@@ -30,6 +30,16 @@
 //     holds the key, ✗), the summary; Run.History feeds the linearizability
 //     checker.
 //
+// Where things live: step.go has the action table, Actions (the fixed
+// order) and Step, which dispatches once on the action's kind; service.go is
+// the only place that dispatches on the lock service, by static calls into
+// lock_redis.go, lock_replica.go, lock_redlock.go, lock_etcd.go,
+// lock_zookeeper.go and lock_db.go (what acquire, release, renew and expiry
+// mean there, and their words); each fault family has its own file
+// (fault_client.go, fault_network.go, fault_node.go: guard, effect, words);
+// storage.go is the storage's checks. A new lock service or fault is one
+// file, one story in scenarios/ and one catalogue row.
+//
 // Scenario files (scenarios/*.txt, ParseScenario) write traces in the same
 // words as Action.String: "A acquire", "tick 9", "B pause 14", "failover",
 // "node-crash 3", with "expect" lines that CheckExpect tests against a

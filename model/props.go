@@ -87,7 +87,7 @@ func stuck(d *Design, s *State) bool {
 			}
 		}
 	}
-	if !anyLive || d.Lock == LockZooKeeper || d.Lock == LockDB {
+	if !anyLive || stuckFree(d) {
 		return false
 	}
 	for k := 0; k < lockNodes(d); k++ {

@@ -18,6 +18,7 @@ func LockValue(i int) string { return ClientName(i) + ":" + lockValues[i] }
 
 // Describe tells one step in words, the way the seed does:
 // "t=11 B: SET lock:order-42 B:91ab NX PX 10000 → OK, INCR lock:fence → 34".
+// Each service's and fault family's words live in its own file.
 func Describe(d *Design, st *StepRecord) string {
 	ev := &st.Event
 	a := st.Action
@@ -26,27 +27,13 @@ func Describe(d *Design, st *StepRecord) string {
 	case ActTick:
 		return describeTick(d, st)
 	case ActReplicate:
-		return at + fmt.Sprintf("replica: catches up with the primary (key %s, fence %d)", owner(ev.Other), st.After.Nodes[1].Fence)
+		return at + describeReplicate(st)
 	case ActFailover:
-		return at + fmt.Sprintf("failover: the primary dies, the replica is promoted (key %s there, fence %d)", owner(ev.Value), st.After.Nodes[0].Fence)
+		return at + describeFailover(st)
 	case ActNodeCrash:
-		s := at + nodeName(d, int(a.Arg)) + " crashes"
-		if d.Persist == 0 {
-			s += " and loses its keys"
-			if d.Lock != LockRedlock {
-				s += " and its fence counter"
-			}
-		} else {
-			s += ", its keys kept on disk"
-		}
-		if d.RestartTicks > 0 {
-			s += fmt.Sprintf("; back at t=%d", int(ev.Now)+d.RestartTicks)
-		} else {
-			s += "; restarts at once"
-		}
-		return s
+		return at + describeNodeCrash(d, ev, int(a.Arg))
 	case ActClockJump:
-		return at + fmt.Sprintf("%s's clock jumps %d ticks forward (key %s)", nodeName(d, int(a.Arg)), d.JumpTicks, owner(ev.Other))
+		return at + describeClockJump(d, ev, int(a.Arg))
 	}
 	return at + ClientName(int(a.Client)) + ": " + describeClientStep(d, st)
 }
@@ -58,17 +45,7 @@ func describeTick(d *Design, st *StepRecord) string {
 		if ev.ExpiredMask&(1<<i) == 0 {
 			continue
 		}
-		var n string
-		switch d.Lock {
-		case LockZooKeeper:
-			n = ClientName(i) + "'s session expires: its node vanishes"
-		case LockDB:
-			n = ClientName(i) + "'s idle session is killed: the row lock is free"
-		case LockEtcd:
-			n = ClientName(i) + "'s lease expires: its key is deleted"
-		default:
-			n = "key " + LockKey + " (" + ClientName(i) + "'s) expires"
-		}
+		n := expiryWords(d, i)
 		if st.Before.Clients[i].Believes() {
 			n += " while " + ClientName(i) + " still believes it holds the lock"
 		}
@@ -89,19 +66,6 @@ func describeTick(d *Design, st *StepRecord) string {
 	return s
 }
 
-func nodeName(d *Design, k int) string {
-	switch d.Lock {
-	case LockReplica:
-		if k == 0 {
-			return "the primary"
-		}
-		return "the replica"
-	case LockRedlock:
-		return fmt.Sprintf("node %d", k+1)
-	}
-	return "the Redis node"
-}
-
 func owner(o uint8) string {
 	if o == 0 {
 		return "nobody"
@@ -109,192 +73,39 @@ func owner(o uint8) string {
 	return ClientName(int(o-1)) + "'s"
 }
 
-func tokenNote(tok uint16) string {
-	if tok == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" (token %d)", tok)
-}
-
 func describeClientStep(d *Design, st *StepRecord) string {
 	ev := &st.Event
 	a := st.Action
-	i := int(a.Client)
-	c := &st.Before.Clients[i]
-	unsafe := ""
-	if ev.Flags&EvUnsafe != 0 {
-		switch {
-		case d.Lock == LockRedlock:
-			unsafe = fmt.Sprintf("  ✗ it holds %d of %d nodes", ev.Held, d.Nodes)
-		case ev.Other == 0 && (d.Lock == LockRedis || d.Lock == LockReplica):
-			unsafe = "  ✗ no key: its lock has expired"
-		case ev.Other == 0:
-			unsafe = "  ✗ nobody holds the lock"
-		case d.Lock == LockRedis || d.Lock == LockReplica || d.Lock == LockEtcd:
-			unsafe = fmt.Sprintf("  ✗ the key is %s", owner(ev.Other))
-		default:
-			unsafe = fmt.Sprintf("  ✗ the lock is %s", owner(ev.Other))
-		}
-	}
-	refusal := func() string {
-		switch {
-		case d.Lock == LockDB && d.Tx == TxInside:
-			return "error: the session was killed"
-		case d.Storage == StorageCAS:
-			return "rejected: version changed"
-		case d.Storage == StorageCondUpdate && a.Kind != ActRead:
-			return fmt.Sprintf("rejected: last_token %d is not < %d", ev.MaxTok, ev.Token)
-		}
-		return fmt.Sprintf("rejected: %d < %d", ev.Token, ev.MaxTok)
-	}
 	switch a.Kind {
 	case ActPause:
-		s := fmt.Sprintf("pauses for %d ticks (GC, VM migration), frozen until t=%d", a.Arg, int(ev.Now)+int(a.Arg))
-		if d.Lock == LockZooKeeper && int(a.Arg) > d.SessionTicks {
-			s += fmt.Sprintf("; no heartbeats: its session will expire at t=%d", int(ev.Now)+d.SessionTicks)
-		}
-		return s
+		return describePause(d, ev, a.Arg)
 	case ActSlow:
-		return fmt.Sprintf("its job is slow: the work will take %d ticks (TTL %d)", d.SlowWorkTicks, d.TTLTicks)
+		return describeSlow(d)
 	case ActCrash:
-		if c.Phase == PhaseArrive {
-			return "crashes while its write is on the way"
-		}
-		return "crashes"
+		return describeCrash(&st.Before.Clients[a.Client])
 	case ActDelay:
-		return fmt.Sprintf("sends write counter = %d%s; the network holds it until t=%d", ev.Value, tokenNote(ev.Token), int(ev.Now)+int(a.Arg))
+		return describeDelay(ev, a.Arg)
 	case ActIncr:
-		if ev.Result == ResRefused {
-			return fmt.Sprintf("INCR lock:fence → error (node down); retry at t=%d", int(ev.Now)+1)
-		}
-		return fmt.Sprintf("INCR lock:fence → %d", ev.Token)
+		return describeIncr(ev)
 	case ActCheck:
 		if ev.Flags&EvGiveUp != 0 {
 			return "checks its lock: no validity left, gives the job up"
 		}
 		return fmt.Sprintf("checks its lock: %d ticks of validity left", ev.Value)
 	case ActRenew:
-		if d.Lock == LockEtcd {
-			if ev.Result == ResOK {
-				return fmt.Sprintf("keep-alive: lease renewed (valid until t=%d)", int(ev.Now)+d.TTLTicks)
-			}
-			return "keep-alive: fails, the lease is gone; the worker goes on"
-		}
-		if ev.Result == ResOK {
-			return fmt.Sprintf("watchdog: PEXPIRE %s %d → 1 (valid until t=%d)", LockKey, d.TTLTicks*1000, int(ev.Now)+d.TTLTicks)
-		}
-		if ev.Other == 0 {
-			return "watchdog: renewal fails, there is no key; the worker goes on"
-		}
-		return fmt.Sprintf("watchdog: renewal fails, the key is %s; the worker goes on", owner(ev.Other))
+		return describeRenew(d, ev)
 	case ActAcquire:
 		return describeAcquire(d, st)
 	case ActExpire:
-		if ev.Result == ResNoop {
-			return fmt.Sprintf("EXPIRE %s %d → 0 (no key)", LockKey, d.TTLTicks)
-		}
-		return fmt.Sprintf("EXPIRE %s %d → 1", LockKey, d.TTLTicks)
+		return describeExpire(d, ev)
 	case ActRead:
-		s := "read counter" + tokenNote(ev.Token) + " → "
-		if d.Lock == LockDB && d.Tx == TxInside {
-			s = "SELECT counter (in its transaction) → "
-		}
-		if ev.Result == ResRejected {
-			return s + refusal() + unsafe
-		}
-		return s + fmt.Sprint(ev.Value) + unsafe
+		return describeRead(d, st, unsafeNote(d, ev))
 	case ActWrite, ActArrive:
-		s := fmt.Sprintf("write counter = %d%s → ", ev.Value, tokenNote(ev.Token))
-		if a.Kind == ActArrive {
-			s = fmt.Sprintf("its delayed write counter = %d%s arrives → ", ev.Value, tokenNote(ev.Token))
-		}
-		if d.Lock == LockDB && d.Tx == TxInside {
-			s = fmt.Sprintf("UPDATE counter = %d (in its transaction) → ", ev.Value)
-			if ev.Result == ResOK {
-				return s + "pending until COMMIT" + unsafe
-			}
-		}
-		if ev.Result == ResRejected {
-			return s + refusal() + unsafe
-		}
-		return s + "accepted" + unsafe
+		return describeWrite(d, st, unsafeNote(d, ev))
 	case ActRelease, ActDel:
 		return describeRelease(d, st)
 	}
 	return a.Kind.String()
-}
-
-func describeAcquire(d *Design, st *StepRecord) string {
-	ev := &st.Event
-	i := int(st.Action.Client)
-	switch d.Lock {
-	case LockRedlock:
-		s := fmt.Sprintf("SET %s %s NX PX %d on node %d → ", LockKey, LockValue(i), d.TTLTicks*1000, ev.Node+1)
-		switch {
-		case ev.Result == ResOK:
-			s += "OK"
-		case st.Before.Nodes[ev.Node].Back != 0:
-			s += "error (node down)"
-		default:
-			s += "(nil), the key there is " + owner(ev.Other)
-		}
-		s += fmt.Sprintf(" [%d of %d votes]", ev.Value, d.Nodes)
-		if int(ev.Node)+1 == d.Nodes {
-			c := &st.Before.Clients[i]
-			left := int(c.Since) + d.TTLTicks - d.DriftTicks - int(ev.Now)
-			if ev.Flags&EvWon != 0 {
-				s += fmt.Sprintf("; lock won, validity %d ticks", left)
-			} else {
-				s += fmt.Sprintf("; lost (validity %d), unlocks its nodes, retry at t=%d", left, int(ev.Now)+1)
-			}
-		}
-		return s
-	case LockZooKeeper:
-		c := &st.Before.Clients[i]
-		s := "watch fires: its predecessor is gone"
-		if c.Flags&FlagZNode == 0 {
-			s = fmt.Sprintf("create /lock/n-%010d (ephemeral, sequential)", st.After.Clients[i].Token)
-		}
-		if ev.Result == ResOK {
-			return s + "; lowest node: holds the lock" + tokenSuffix(d, ev.Token, "sequence")
-		}
-		return s + "; waits on its predecessor (" + owner(ev.Other) + " node)"
-	case LockDB:
-		if ev.Result == ResOK {
-			return "BEGIN; SELECT … FOR UPDATE → row locked"
-		}
-		return "BEGIN; SELECT … FOR UPDATE → blocks: " + owner(ev.Other) + " session holds the row"
-	case LockEtcd:
-		s := fmt.Sprintf("txn: if create_revision(lock/order-42) = 0 then put with lease (TTL %d)", d.TTLTicks)
-		if ev.Result == ResOK {
-			return s + " → OK" + tokenSuffix(d, ev.Token, "revision")
-		}
-		return s + fmt.Sprintf(" → the key is %s; retry at t=%d", owner(ev.Other), int(ev.Now)+1)
-	}
-	cmd := fmt.Sprintf("SET %s %s NX PX %d", LockKey, LockValue(i), d.TTLTicks*1000)
-	if d.Acquire == AcquireSetExpire {
-		cmd = fmt.Sprintf("SET %s %s NX", LockKey, LockValue(i))
-	}
-	if st.Before.Clients[i].Phase == PhaseReenter {
-		cmd = fmt.Sprintf("nested acquire: SET %s %s NX PX %d", LockKey, LockValue(i), d.TTLTicks*1000)
-		if d.Reenter == ReenterOwner {
-			cmd = fmt.Sprintf("nested acquire: reentrant lock, owner %s, count+1, PX %d", LockValue(i), d.TTLTicks*1000)
-		}
-	}
-	if ev.Result == ResRefused {
-		switch {
-		case st.Before.Nodes[0].Back != 0:
-			return cmd + fmt.Sprintf(" → error (node down); retry at t=%d", int(ev.Now)+1)
-		case d.Wait == WaitNotify:
-			return cmd + " → (nil), the key is " + owner(ev.Other) + "; sleeps until a release notice"
-		}
-		return fmt.Sprintf("%s → (nil), the key is %s; retry at t=%d", cmd, owner(ev.Other), int(ev.Now)+1)
-	}
-	s := cmd + " → OK"
-	if ev.Token != 0 {
-		s += fmt.Sprintf(", INCR lock:fence → %d", ev.Token)
-	}
-	return s
 }
 
 func tokenSuffix(d *Design, tok uint16, name string) string {
@@ -302,84 +113,6 @@ func tokenSuffix(d *Design, tok uint16, name string) string {
 		return ""
 	}
 	return fmt.Sprintf(", token (%s) %d", name, tok)
-}
-
-func describeRelease(d *Design, st *StepRecord) string {
-	ev := &st.Event
-	a := st.Action
-	c := &st.Before.Clients[a.Client]
-	var s string
-	switch {
-	case d.Lock == LockDB && d.Tx == TxOutside:
-		if ev.Result == ResOK {
-			return "COMMIT on the lock session → row unlocked"
-		}
-		return "COMMIT on the lock session → error: that session was killed"
-	case d.Lock == LockDB:
-		switch {
-		case ev.Flags&EvCommit != 0 && ev.Result == ResAccepted:
-			return fmt.Sprintf("COMMIT → counter = %d applied, row unlocked", ev.Value)
-		case ev.Flags&EvCommit != 0:
-			return "COMMIT → error: the session was killed, the write is rolled back"
-		case ev.Result == ResOK:
-			return "COMMIT → row unlocked"
-		}
-		return "COMMIT → error: the session was killed"
-	case d.Lock == LockZooKeeper:
-		if ev.Result == ResOK {
-			return "delete its node → the next in line is notified"
-		}
-		return "delete its node → no node (its session expired)"
-	case d.Lock == LockEtcd:
-		if ev.Result == ResOK {
-			return "delete its key (revoke the lease) → deleted"
-		}
-		return "delete its key → nothing: its lease has expired"
-	case d.Lock == LockRedlock && a.Kind == ActRelease && d.Release == ReleaseGetDel:
-		return fmt.Sprintf("GET %s on every node → its own on %d", LockKey, popcount(ev.Value))
-	case d.Lock == LockRedlock:
-		s = "release on every node → nothing to delete"
-		if ev.Result == ResOK {
-			s = "release on every node → deleted"
-		}
-	case st.Before.Nodes[0].Back != 0:
-		return "release → error (node down)"
-	case a.Kind == ActRelease && d.Release == ReleaseGetDel:
-		v := "(nil)"
-		if ev.Value != 0 {
-			v = LockValue(int(ev.Value - 1))
-		}
-		return fmt.Sprintf("GET %s → %s", LockKey, v)
-	case a.Kind == ActRelease && d.Release == ReleaseCAD:
-		s = "release: check-and-delete script → "
-		switch {
-		case ev.Result == ResOK:
-			s += "1 (deleted)"
-		case ev.Other == 0:
-			s += "0 (no key)"
-		default:
-			s += "0 (the key is " + owner(ev.Other) + ")"
-		}
-	case a.Kind == ActDel && c.Flags&FlagSawMine == 0:
-		s = "GET said the key is not ours: no DEL"
-	default:
-		s = "DEL " + LockKey + " → 0"
-		if ev.Result == ResOK {
-			s = "DEL " + LockKey + " → 1"
-		}
-	}
-	if ev.Flags&EvRemovedOther != 0 {
-		s += "  ✗ deleted " + owner(ev.Other) + " lock"
-	}
-	return s
-}
-
-func popcount(x uint8) int {
-	n := 0
-	for ; x != 0; x &= x - 1 {
-		n++
-	}
-	return n
 }
 
 // RenderSteps is the story, one line per step. Quiet ticks (nothing
@@ -405,17 +138,6 @@ func RenderSteps(r *Run) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
-}
-
-// pollWords is a refused acquire in a folded line.
-func pollWords(d *Design) string {
-	switch d.Lock {
-	case LockRedlock:
-		return "SET " + LockKey + " … NX on every node → lost the vote"
-	case LockEtcd:
-		return "txn put-if-absent → not put"
-	}
-	return "SET " + LockKey + " … NX → (nil)"
 }
 
 // pollRun finds, from step k, a run of at least two ticks in which the only

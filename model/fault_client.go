@@ -1,0 +1,83 @@
+package model
+
+import "fmt"
+
+// fault_client.go: faults of a client process, each drawn from its budget:
+// a pause (GC, VM migration, swapping) between any two of its steps, a slow
+// job (work takes slow-work ticks), a crash for good.
+
+// pauseActions: pauses of 1 … max-pause ticks that delay client i.
+func pauseActions(d *Design, s *State, i int, buf []Action) []Action {
+	c := &s.Clients[i]
+	if int(s.PausesUsed) >= d.Pauses || c.Phase == PhaseArrive {
+		return buf
+	}
+	for p := 1; p <= d.MaxPauseTicks; p++ {
+		if int(s.Now)+p > int(c.Ready) { // only pauses that delay it
+			buf = append(buf, Action{Kind: ActPause, Client: uint8(i), Arg: uint8(p)})
+		}
+	}
+	return buf
+}
+
+// slowActions: make client i's job slow, before its read.
+func slowActions(d *Design, s *State, i int, buf []Action) []Action {
+	c := &s.Clients[i]
+	if int(s.SlowUsed) < d.SlowJobs && c.Phase == PhaseRead && c.Flags&FlagSlow == 0 && d.SlowWorkTicks != d.WorkTicks {
+		buf = append(buf, Action{Kind: ActSlow, Client: uint8(i)})
+	}
+	return buf
+}
+
+// crashActions: client i crashes for good.
+func crashActions(d *Design, s *State, i int, buf []Action) []Action {
+	if int(s.CrashesUsed) < d.Crashes {
+		buf = append(buf, Action{Kind: ActCrash, Client: uint8(i)})
+	}
+	return buf
+}
+
+// pause freezes client i (its watchdog and heartbeats too) for p ticks.
+func pause(d *Design, s *State, i int, p uint8) {
+	c := &s.Clients[i]
+	s.PausesUsed++
+	c.Ready = s.Now + p
+	c.Flags |= FlagPaused
+	paused(d, s, i, p)
+}
+
+// slow makes client i's work take slow-work ticks.
+func slow(s *State, i int) {
+	s.SlowUsed++
+	s.Clients[i].Flags |= FlagSlow
+}
+
+// crash ends client i for good; a write already on its way still arrives.
+func crash(d *Design, s *State, i int) {
+	c := &s.Clients[i]
+	s.CrashesUsed++
+	if c.Phase == PhaseArrive {
+		c.Flags = FlagStarted | FlagLost // its write is still on its way
+		return
+	}
+	old := *c
+	*c = Client{Phase: PhaseCrashed}
+	crashed(d, s, i, old)
+}
+
+// Words.
+
+func describePause(d *Design, ev *Event, p uint8) string {
+	return fmt.Sprintf("pauses for %d ticks (GC, VM migration), frozen until t=%d", p, int(ev.Now)+int(p)) + sessionPauseNote(d, ev, p)
+}
+
+func describeSlow(d *Design) string {
+	return fmt.Sprintf("its job is slow: the work will take %d ticks (TTL %d)", d.SlowWorkTicks, d.TTLTicks)
+}
+
+func describeCrash(before *Client) string {
+	if before.Phase == PhaseArrive {
+		return "crashes while its write is on the way"
+	}
+	return "crashes"
+}

@@ -1,0 +1,71 @@
+package model
+
+import "fmt"
+
+// lock_db.go: a database row lock (BEGIN; SELECT … FOR UPDATE) with the
+// counter in the same database. A refused client blocks until the row is
+// unlocked; the server kills a session idle for ttl ticks, which frees the
+// row. With tx=inside the job reads and writes in the lock's transaction and
+// its write takes effect at COMMIT; with tx=outside the lock's session only
+// holds the lock (node 0's key, lock_redis.go's single-key rules).
+
+// txAccess is a read or write inside the lock's transaction: it fails if the
+// session was killed, and otherwise keeps the session busy (not idle).
+func txAccess(d *Design, s *State, i int) bool {
+	if s.Nodes[0].Owner != uint8(i+1) {
+		return false
+	}
+	s.Nodes[0].Exp = keyEnd(d, s.Now)
+	return true
+}
+
+// dbRelease is COMMIT: it applies a buffered write and unlocks the row, or
+// fails (and rolls back) if the session was killed.
+func dbRelease(d *Design, s *State, i int, ev *Event) {
+	c := &s.Clients[i]
+	key := &s.Nodes[0]
+	if key.Owner == uint8(i+1) {
+		if c.Flags&FlagBuffered != 0 {
+			ev.Flags |= EvCommit
+			ev.Result, ev.Value = ResAccepted, c.Read+1
+			s.Store.Counter = c.Read + 1
+			s.Store.Accepted++
+		} else {
+			ev.Result = ResOK
+		}
+		unlock(d, s, key)
+	} else if c.Flags&FlagBuffered != 0 {
+		ev.Flags |= EvCommit
+		ev.Result, ev.Value = ResRejected, c.Read+1 // rolled back: the session was killed
+	} else {
+		ev.Result = ResNoop
+	}
+	finishJob(c, ev)
+}
+
+// Words.
+
+func describeDBAcquire(ev *Event) string {
+	if ev.Result == ResOK {
+		return "BEGIN; SELECT … FOR UPDATE → row locked"
+	}
+	return "BEGIN; SELECT … FOR UPDATE → blocks: " + owner(ev.Other) + " session holds the row"
+}
+
+func describeDBRelease(d *Design, ev *Event) string {
+	if d.Tx == TxOutside {
+		if ev.Result == ResOK {
+			return "COMMIT on the lock session → row unlocked"
+		}
+		return "COMMIT on the lock session → error: that session was killed"
+	}
+	switch {
+	case ev.Flags&EvCommit != 0 && ev.Result == ResAccepted:
+		return fmt.Sprintf("COMMIT → counter = %d applied, row unlocked", ev.Value)
+	case ev.Flags&EvCommit != 0:
+		return "COMMIT → error: the session was killed, the write is rolled back"
+	case ev.Result == ResOK:
+		return "COMMIT → row unlocked"
+	}
+	return "COMMIT → error: the session was killed"
+}

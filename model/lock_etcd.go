@@ -1,0 +1,41 @@
+package model
+
+import "fmt"
+
+// lock_etcd.go: an etcd lease with a TTL (kept alive by renew=k), the lock
+// key put in a transaction if absent (the single-key rules of
+// lock_redis.go), the key's create_revision as the fencing token. When the
+// lease expires the server deletes the key and wakes the waiters.
+
+// etcdDeleted: a delete is a new revision of the cluster (tracked only when
+// tokens are used, so that states stay few).
+func etcdDeleted(d *Design, key *Node) {
+	if d.Fence != FenceNone {
+		key.Fence++
+	}
+}
+
+// Words.
+
+func describeEtcdAcquire(d *Design, st *StepRecord) string {
+	ev := &st.Event
+	s := fmt.Sprintf("txn: if create_revision(lock/order-42) = 0 then put with lease (TTL %d)", d.TTLTicks)
+	if ev.Result == ResOK {
+		return s + " → OK" + tokenSuffix(d, ev.Token, "revision")
+	}
+	return s + fmt.Sprintf(" → the key is %s; retry at t=%d", owner(ev.Other), int(ev.Now)+1)
+}
+
+func describeEtcdRelease(ev *Event) string {
+	if ev.Result == ResOK {
+		return "delete its key (revoke the lease) → deleted"
+	}
+	return "delete its key → nothing: its lease has expired"
+}
+
+func describeKeepAlive(d *Design, ev *Event) string {
+	if ev.Result == ResOK {
+		return fmt.Sprintf("keep-alive: lease renewed (valid until t=%d)", int(ev.Now)+d.TTLTicks)
+	}
+	return "keep-alive: fails, the lease is gone; the worker goes on"
+}

@@ -1,0 +1,254 @@
+package model
+
+import "fmt"
+
+// lock_redis.go: one Redis node holding lock:order-42 (SET NX PX, with the
+// fence counter lock:fence beside it). The single-key rules here also serve
+// the replica's primary, etcd's key and the database's row (node 0).
+
+// keyAcquire is SET NX PX on node 0 (etcd: put-if-absent with a lease; db:
+// SELECT … FOR UPDATE), with the fencing token per acquire=.
+func keyAcquire(d *Design, s *State, i int, ev *Event) {
+	c := &s.Clients[i]
+	me := uint8(i + 1)
+	key := &s.Nodes[0]
+	if c.Phase == PhaseReenter {
+		reenter(d, s, i, ev)
+		return
+	}
+	if d.Check == CheckValidity {
+		c.Since = s.Now // kept only when it is used, so states stay few
+	}
+	if key.Back != 0 || (key.Owner != 0 && d.Bug != BugSetWithoutNX) {
+		refuse(d, s, i, ev)
+		return
+	}
+	ev.Result = ResOK
+	key.Owner = me
+	key.Exp = keyEnd(d, s.Now)
+	grant(d, s, i)
+	// etcd and db take acquire=script only: for etcd the token is the put's
+	// revision (its create_revision), and a db row lock takes fence=none
+	switch d.Acquire {
+	case AcquireScript:
+		if d.Fence != FenceNone {
+			takeToken(key, c, ev)
+		}
+	case AcquireIncrAfter:
+		if d.Fence != FenceNone {
+			c.Phase = PhaseIncr
+		}
+	case AcquireSetExpire:
+		key.Exp = 0
+		c.Phase = PhaseExpire
+		if d.Fence != FenceNone {
+			takeToken(key, c, ev)
+		}
+	}
+}
+
+// incr is INCR lock:fence as its own request (acquire=incr-before|after).
+func incr(d *Design, s *State, i int, ev *Event) {
+	c := &s.Clients[i]
+	key := &s.Nodes[0]
+	if key.Back != 0 { // the node is down: the INCR fails, try again next tick
+		ev.Result = ResRefused
+		c.Ready = s.Now + 1
+		return
+	}
+	takeToken(key, c, ev)
+	ev.Result = ResOK
+	if d.Acquire == AcquireIncrBefore {
+		c.Phase = PhaseAcquire
+	} else {
+		c.Phase = PhaseRead
+	}
+}
+
+// expire is EXPIRE lock TTL, the second request of acquire=set-expire.
+func expire(d *Design, s *State, i int, ev *Event) {
+	c := &s.Clients[i]
+	key := &s.Nodes[0]
+	c.Phase = PhaseRead
+	if key.Owner == 0 || key.Back != 0 {
+		ev.Result = ResNoop
+		return
+	}
+	ev.Result = ResOK
+	key.Exp = keyEnd(d, s.Now)
+}
+
+// reenter is the nested acquire of a job that already holds the lock: a
+// reentrant lock lets its owner in again (and resets the TTL, as Redisson
+// does); a plain SET NX refuses the key's own holder like anyone else.
+func reenter(d *Design, s *State, i int, ev *Event) {
+	c := &s.Clients[i]
+	me := uint8(i + 1)
+	key := &s.Nodes[0]
+	mine := d.Reenter == ReenterOwner && key.Owner == me
+	if key.Back != 0 || (key.Owner != 0 && !mine && d.Bug != BugSetWithoutNX) {
+		ev.Result = ResRefused
+		c.Ready = s.Now + 1
+		return
+	}
+	ev.Result = ResOK
+	fresh := key.Owner != me
+	key.Owner, key.Exp = me, keyEnd(d, s.Now)
+	if fresh && d.Fence != FenceNone && d.Acquire == AcquireScript {
+		takeToken(key, c, ev)
+	}
+	c.Phase = PhaseWrite
+}
+
+// keyRelease is DEL, the check-and-delete script, or GET then DEL.
+func keyRelease(d *Design, s *State, i int, ev *Event) {
+	c := &s.Clients[i]
+	me := uint8(i + 1)
+	key := &s.Nodes[0]
+	if key.Back != 0 { // the node is down: the request fails
+		ev.Result = ResNoop
+		finishJob(c, ev)
+		return
+	}
+	switch {
+	case d.Release == ReleaseDel:
+		deleteKey(d, s, me, ev)
+		finishJob(c, ev)
+	case d.Release == ReleaseCAD:
+		if key.Owner == me || (d.Bug == BugCADNoCheck && key.Owner != 0) {
+			deleteKey(d, s, me, ev)
+		} else {
+			ev.Result = ResNoop
+		}
+		finishJob(c, ev)
+	case c.Phase == PhaseRelease: // get-del: the GET
+		ev.Result, ev.Value = ResOK, key.Owner
+		if key.Owner == me {
+			c.Flags |= FlagSawMine
+		}
+		c.Phase = PhaseDel
+	default: // get-del: the DEL
+		if c.Flags&FlagSawMine != 0 {
+			deleteKey(d, s, me, ev)
+		} else {
+			ev.Result = ResNoop
+		}
+		finishJob(c, ev)
+	}
+}
+
+func deleteKey(d *Design, s *State, me uint8, ev *Event) {
+	key := &s.Nodes[0]
+	if key.Owner == 0 {
+		ev.Result = ResNoop
+		return
+	}
+	if key.Owner != me {
+		ev.Flags |= EvRemovedOther
+	}
+	ev.Result = ResOK
+	unlock(d, s, key)
+}
+
+// keyRenew is the watchdog's PEXPIRE (etcd: the lease keep-alive). A failed
+// renewal does not stop the worker.
+func keyRenew(d *Design, s *State, i int, ev *Event) {
+	c := &s.Clients[i]
+	key := &s.Nodes[0]
+	c.Timer = s.Now + uint8(d.RenewTicks)
+	if key.Owner == uint8(i+1) && key.Back == 0 {
+		key.Exp = keyEnd(d, s.Now)
+		ev.Result = ResOK
+	} else {
+		ev.Result = ResNoop
+	}
+}
+
+// Words.
+
+func describeKeyAcquire(d *Design, st *StepRecord) string {
+	ev := &st.Event
+	i := int(st.Action.Client)
+	cmd := fmt.Sprintf("SET %s %s NX PX %d", LockKey, LockValue(i), d.TTLTicks*1000)
+	if d.Acquire == AcquireSetExpire {
+		cmd = fmt.Sprintf("SET %s %s NX", LockKey, LockValue(i))
+	}
+	if st.Before.Clients[i].Phase == PhaseReenter {
+		cmd = fmt.Sprintf("nested acquire: SET %s %s NX PX %d", LockKey, LockValue(i), d.TTLTicks*1000)
+		if d.Reenter == ReenterOwner {
+			cmd = fmt.Sprintf("nested acquire: reentrant lock, owner %s, count+1, PX %d", LockValue(i), d.TTLTicks*1000)
+		}
+	}
+	if ev.Result == ResRefused {
+		switch {
+		case st.Before.Nodes[0].Back != 0:
+			return cmd + fmt.Sprintf(" → error (node down); retry at t=%d", int(ev.Now)+1)
+		case d.Wait == WaitNotify:
+			return cmd + " → (nil), the key is " + owner(ev.Other) + "; sleeps until a release notice"
+		}
+		return fmt.Sprintf("%s → (nil), the key is %s; retry at t=%d", cmd, owner(ev.Other), int(ev.Now)+1)
+	}
+	s := cmd + " → OK"
+	if ev.Token != 0 {
+		s += fmt.Sprintf(", INCR lock:fence → %d", ev.Token)
+	}
+	return s
+}
+
+func describeIncr(ev *Event) string {
+	if ev.Result == ResRefused {
+		return fmt.Sprintf("INCR lock:fence → error (node down); retry at t=%d", int(ev.Now)+1)
+	}
+	return fmt.Sprintf("INCR lock:fence → %d", ev.Token)
+}
+
+func describeExpire(d *Design, ev *Event) string {
+	if ev.Result == ResNoop {
+		return fmt.Sprintf("EXPIRE %s %d → 0 (no key)", LockKey, d.TTLTicks)
+	}
+	return fmt.Sprintf("EXPIRE %s %d → 1", LockKey, d.TTLTicks)
+}
+
+func describeWatchdog(d *Design, ev *Event) string {
+	if ev.Result == ResOK {
+		return fmt.Sprintf("watchdog: PEXPIRE %s %d → 1 (valid until t=%d)", LockKey, d.TTLTicks*1000, int(ev.Now)+d.TTLTicks)
+	}
+	if ev.Other == 0 {
+		return "watchdog: renewal fails, there is no key; the worker goes on"
+	}
+	return fmt.Sprintf("watchdog: renewal fails, the key is %s; the worker goes on", owner(ev.Other))
+}
+
+// describeKeyRelease tells DEL, check-and-delete, GET and DEL on one node;
+// the caller adds the ✗ of a removed foreign lock.
+func describeKeyRelease(d *Design, st *StepRecord) string {
+	ev := &st.Event
+	a := st.Action
+	c := &st.Before.Clients[a.Client]
+	switch {
+	case st.Before.Nodes[0].Back != 0:
+		return "release → error (node down)"
+	case a.Kind == ActRelease && d.Release == ReleaseGetDel:
+		v := "(nil)"
+		if ev.Value != 0 {
+			v = LockValue(int(ev.Value - 1))
+		}
+		return fmt.Sprintf("GET %s → %s", LockKey, v)
+	case a.Kind == ActRelease && d.Release == ReleaseCAD:
+		s := "release: check-and-delete script → "
+		switch {
+		case ev.Result == ResOK:
+			s += "1 (deleted)"
+		case ev.Other == 0:
+			s += "0 (no key)"
+		default:
+			s += "0 (the key is " + owner(ev.Other) + ")"
+		}
+		return s
+	case a.Kind == ActDel && c.Flags&FlagSawMine == 0:
+		return "GET said the key is not ours: no DEL"
+	case ev.Result == ResOK:
+		return "DEL " + LockKey + " → 1"
+	}
+	return "DEL " + LockKey + " → 0"
+}

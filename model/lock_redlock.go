@@ -1,0 +1,153 @@
+package model
+
+import "fmt"
+
+// lock_redlock.go: Redlock over N independent Redis nodes. A client asks the
+// nodes one by one, counts the votes, and holds the lock only with a quorum
+// won within the validity time (TTL − elapsed − drift); a lost attempt
+// unlocks what it got.
+
+// majority is how many Redlock nodes make the lock held.
+func majority(d *Design) int { return d.Nodes/2 + 1 }
+
+// redlockHolds: client i's keys on the nodes that are up, plus the nodes
+// that are down (a down node votes for nobody until it is back), make a
+// majority.
+func redlockHolds(d *Design, s *State, i int) bool {
+	n := heldNodes(d, s, i)
+	for k := 0; k < d.Nodes; k++ {
+		if s.Nodes[k].Back != 0 {
+			n++
+		}
+	}
+	return n >= majority(d)
+}
+
+// redlockAcquire asks node c.Asked; after the last node it counts.
+func redlockAcquire(d *Design, s *State, i int, ev *Event) {
+	c := &s.Clients[i]
+	me := uint8(i + 1)
+	if c.Asked == 0 {
+		c.Since, c.Votes = s.Now, 0
+	}
+	k := c.Asked
+	n := &s.Nodes[k]
+	ev.Node, ev.Other = k, n.Owner
+	if n.Back == 0 && (n.Owner == 0 || d.Bug == BugSetWithoutNX) {
+		n.Owner, n.Exp = me, keyEnd(d, s.Now)
+		c.Votes |= 1 << k
+		ev.Result = ResOK
+	} else {
+		ev.Result = ResRefused
+	}
+	c.Asked++
+	votes := popcount(c.Votes)
+	ev.Value = uint8(votes)
+	if int(c.Asked) < d.Nodes {
+		return
+	}
+	need := majority(d)
+	if d.Quorum == QuorumAll {
+		need = d.Nodes
+	}
+	c.Asked = 0
+	left := int(c.Since) + d.TTLTicks - d.DriftTicks - int(s.Now)
+	if votes >= need && left > 0 {
+		ev.Flags |= EvWon
+		c.Votes = 0
+		grant(d, s, i)
+		return
+	}
+	for k := 0; k < d.Nodes; k++ { // lost: unlock what it got
+		if c.Votes&(1<<k) != 0 && s.Nodes[k].Owner == me {
+			s.Nodes[k].Owner, s.Nodes[k].Exp = 0, 0
+		}
+	}
+	c.Votes = 0
+	c.Ready = s.Now + 1
+}
+
+// redlockRelease releases on every node (get-del: GET on every node first).
+func redlockRelease(d *Design, s *State, i int, ev *Event) {
+	c := &s.Clients[i]
+	me := uint8(i + 1)
+	if d.Release == ReleaseGetDel && c.Phase == PhaseRelease {
+		c.Votes = 0
+		for k := 0; k < d.Nodes; k++ {
+			if s.Nodes[k].Owner == me {
+				c.Votes |= 1 << k
+			}
+		}
+		ev.Result, ev.Value = ResOK, c.Votes
+		c.Phase = PhaseDel
+		return
+	}
+	ev.Result = ResNoop
+	for k := 0; k < d.Nodes; k++ {
+		n := &s.Nodes[k]
+		del := false
+		switch d.Release {
+		case ReleaseDel:
+			del = true
+		case ReleaseCAD:
+			del = n.Owner == me || d.Bug == BugCADNoCheck
+		case ReleaseGetDel:
+			del = c.Votes&(1<<k) != 0
+		}
+		if del && n.Owner != 0 && n.Back == 0 {
+			if n.Owner != me {
+				ev.Flags |= EvRemovedOther
+				ev.Other = n.Owner
+			}
+			n.Owner, n.Exp = 0, 0
+			ev.Result = ResOK
+		}
+	}
+	finishJob(c, ev)
+}
+
+func popcount(x uint8) int {
+	n := 0
+	for ; x != 0; x &= x - 1 {
+		n++
+	}
+	return n
+}
+
+// Words.
+
+func describeRedlockAcquire(d *Design, st *StepRecord) string {
+	ev := &st.Event
+	i := int(st.Action.Client)
+	s := fmt.Sprintf("SET %s %s NX PX %d on node %d → ", LockKey, LockValue(i), d.TTLTicks*1000, ev.Node+1)
+	switch {
+	case ev.Result == ResOK:
+		s += "OK"
+	case st.Before.Nodes[ev.Node].Back != 0:
+		s += "error (node down)"
+	default:
+		s += "(nil), the key there is " + owner(ev.Other)
+	}
+	s += fmt.Sprintf(" [%d of %d votes]", ev.Value, d.Nodes)
+	if int(ev.Node)+1 == d.Nodes {
+		c := &st.Before.Clients[i]
+		left := int(c.Since) + d.TTLTicks - d.DriftTicks - int(ev.Now)
+		if ev.Flags&EvWon != 0 {
+			s += fmt.Sprintf("; lock won, validity %d ticks", left)
+		} else {
+			s += fmt.Sprintf("; lost (validity %d), unlocks its nodes, retry at t=%d", left, int(ev.Now)+1)
+		}
+	}
+	return s
+}
+
+func describeRedlockRelease(d *Design, st *StepRecord) string {
+	ev := &st.Event
+	if st.Action.Kind == ActRelease && d.Release == ReleaseGetDel {
+		return fmt.Sprintf("GET %s on every node → its own on %d", LockKey, popcount(ev.Value))
+	}
+	if ev.Result == ResOK {
+		return "release on every node → deleted"
+	}
+	return "release on every node → nothing to delete"
+}

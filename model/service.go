@@ -1,0 +1,287 @@
+package model
+
+import "strconv"
+
+// service.go is the one place that dispatches on the lock service: each
+// function below hands its work to the service's own file (lock_*.go), by
+// static calls (a function table or an interface would make State escape to
+// the heap: two allocations per Step, +29% search time, measured).
+
+// lockNodes is how many nodes the design's lock service uses.
+func lockNodes(d *Design) int {
+	switch d.Lock {
+	case LockRedlock:
+		return d.Nodes
+	case LockReplica:
+		return 2
+	}
+	return 1
+}
+
+// crashableNodes is how many nodes (from node 0) a node-crash or clock-jump
+// may hit: every Redlock node, the primary of a replica pair, the one Redis.
+func crashableNodes(d *Design) int {
+	switch d.Lock {
+	case LockRedlock:
+		return d.Nodes
+	case LockRedis, LockReplica:
+		return 1
+	}
+	return 0
+}
+
+// HoldsLock reports whether client i really holds the lock in s: the key on
+// node 0 is its own, or (redlock) a majority (see redlockHolds).
+func HoldsLock(d *Design, s *State, i int) bool {
+	if d.Lock == LockRedlock {
+		return redlockHolds(d, s, i)
+	}
+	return s.Nodes[0].Owner == uint8(i+1)
+}
+
+// heldNodes is how many lock nodes hold client i's key.
+func heldNodes(d *Design, s *State, i int) int {
+	n := 0
+	for k := 0; k < d.Nodes; k++ {
+		if s.Nodes[k].Owner == uint8(i+1) {
+			n++
+		}
+	}
+	return n
+}
+
+// acquireEnabled reports whether client i, in PhaseAcquire and not
+// waiting, may send its acquire now (a ZooKeeper client waits on a watch).
+func acquireEnabled(d *Design, s *State, i int) bool {
+	if d.Lock == LockZooKeeper {
+		return zkAcquireEnabled(s, i)
+	}
+	return true
+}
+
+// acquire is client i's acquire request.
+func acquire(d *Design, s *State, i int, ev *Event) {
+	switch d.Lock {
+	case LockRedlock:
+		redlockAcquire(d, s, i, ev)
+	case LockZooKeeper:
+		zkAcquire(d, s, i, ev)
+	default: // redis, replica, etcd, db: one key on node 0
+		keyAcquire(d, s, i, ev)
+	}
+}
+
+// release is client i's release request (or the DEL of get-del).
+func release(d *Design, s *State, i int, ev *Event) {
+	switch d.Lock {
+	case LockRedlock:
+		redlockRelease(d, s, i, ev)
+	case LockZooKeeper:
+		zkRelease(d, s, i, ev)
+	case LockDB:
+		dbRelease(d, s, i, ev)
+	default: // redis, replica, etcd: one key on node 0
+		keyRelease(d, s, i, ev)
+	}
+}
+
+// renew is client i's watchdog renewal (redis, replica) or keep-alive (etcd).
+func renew(d *Design, s *State, i int, ev *Event) { keyRenew(d, s, i, ev) }
+
+// unlock frees node 0's lock and wakes every waiting client.
+func unlock(d *Design, s *State, key *Node) {
+	key.Owner, key.Exp = 0, 0
+	if d.Lock == LockEtcd {
+		etcdDeleted(d, key)
+	}
+	for i := 0; i < d.Clients; i++ {
+		s.Clients[i].Flags &^= FlagWaiting
+	}
+}
+
+// waitsForNotice reports whether a refused client sleeps until a release
+// wakes it rather than polling.
+func waitsForNotice(d *Design) bool { return d.Wait == WaitNotify || d.Lock == LockDB }
+
+// inTx reports whether the job's reads and writes go through the lock's own
+// transaction (a database row lock with tx=inside).
+func inTx(d *Design) bool { return d.Lock == LockDB && d.Tx == TxInside }
+
+// expireKey removes node k's key at this tick, with the events it causes.
+func expireKey(d *Design, s *State, k int, ev *Event) {
+	n := &s.Nodes[k]
+	o := n.Owner
+	if o == 0 {
+		return
+	}
+	if d.Lock == LockReplica && k == 1 {
+		n.Owner, n.Exp = 0, 0 // the replica's copy: nobody is told
+		return
+	}
+	expiredHeld(s, int(o-1), ev)
+	if k == 0 && (d.Lock == LockDB || d.Lock == LockEtcd) {
+		unlock(d, s, n) // the server ends the session / lease: waiters wake
+		return
+	}
+	n.Owner, n.Exp = 0, 0
+}
+
+// expiredHeld records that client i's lock (key, lease, session) vanished,
+// and whether i still believed in it.
+func expiredHeld(s *State, i int, ev *Event) {
+	ev.Flags |= EvExpired
+	ev.ExpiredMask |= 1 << i
+	if s.Clients[i].Believes() {
+		ev.Flags |= EvExpiredHeld
+	}
+}
+
+// clientTick is what a tick means for client i's session (ZooKeeper).
+func clientTick(d *Design, s *State, i int, ev *Event) {
+	if d.Lock == LockZooKeeper {
+		zkTick(d, s, i, ev)
+	}
+}
+
+// paused is what a pause of p ticks means for client i's session.
+func paused(d *Design, s *State, i int, p uint8) {
+	if d.Lock == LockZooKeeper {
+		zkPaused(d, s, i, p)
+	}
+}
+
+// resumed is what the end of a pause means for client i's session.
+func resumed(d *Design, s *State, i int) {
+	if d.Lock == LockZooKeeper {
+		zkResumed(s, i)
+	}
+}
+
+// crashed is what a crash leaves of client i's session; old is the client
+// before the crash.
+func crashed(d *Design, s *State, i int, old Client) {
+	if d.Lock == LockZooKeeper {
+		zkCrashed(d, s, i, old)
+	}
+}
+
+// nodeRestarted is what a node crash means beyond the node itself.
+func nodeRestarted(d *Design, s *State) {
+	if d.Lock == LockReplica {
+		replicaResync(s)
+	}
+}
+
+// stuckFree reports whether the service always frees a lock by itself
+// (sessions, idle timeouts), so that progress can never be stuck on a key.
+func stuckFree(d *Design) bool { return d.Lock == LockZooKeeper || d.Lock == LockDB }
+
+// Words: each service's part of the story, told by its own file.
+
+func describeAcquire(d *Design, st *StepRecord) string {
+	switch d.Lock {
+	case LockRedlock:
+		return describeRedlockAcquire(d, st)
+	case LockZooKeeper:
+		return describeZKAcquire(d, st)
+	case LockDB:
+		return describeDBAcquire(&st.Event)
+	case LockEtcd:
+		return describeEtcdAcquire(d, st)
+	}
+	return describeKeyAcquire(d, st)
+}
+
+func describeRelease(d *Design, st *StepRecord) string {
+	var s string
+	switch d.Lock {
+	case LockDB:
+		return describeDBRelease(d, &st.Event)
+	case LockZooKeeper:
+		return describeZKRelease(&st.Event)
+	case LockEtcd:
+		return describeEtcdRelease(&st.Event)
+	case LockRedlock:
+		s = describeRedlockRelease(d, st)
+	default:
+		s = describeKeyRelease(d, st)
+	}
+	if st.Event.Flags&EvRemovedOther != 0 {
+		s += "  ✗ deleted " + owner(st.Event.Other) + " lock"
+	}
+	return s
+}
+
+func describeRenew(d *Design, ev *Event) string {
+	if d.Lock == LockEtcd {
+		return describeKeepAlive(d, ev)
+	}
+	return describeWatchdog(d, ev)
+}
+
+// expiryWords is what the expiry of client i's lock is called.
+func expiryWords(d *Design, i int) string {
+	switch d.Lock {
+	case LockZooKeeper:
+		return ClientName(i) + "'s session expires: its node vanishes"
+	case LockDB:
+		return ClientName(i) + "'s idle session is killed: the row lock is free"
+	case LockEtcd:
+		return ClientName(i) + "'s lease expires: its key is deleted"
+	}
+	return "key " + LockKey + " (" + ClientName(i) + "'s) expires"
+}
+
+func nodeName(d *Design, k int) string {
+	switch d.Lock {
+	case LockReplica:
+		if k == 0 {
+			return "the primary"
+		}
+		return "the replica"
+	case LockRedlock:
+		return "node " + strconv.Itoa(k+1)
+	}
+	return "the Redis node"
+}
+
+// nodeHoldsFence reports whether a lock node keeps the fence counter (every
+// service but Redlock, whose nodes share none).
+func nodeHoldsFence(d *Design) bool { return d.Lock != LockRedlock }
+
+// unsafeNote is the ✗ of a storage access without the lock.
+func unsafeNote(d *Design, ev *Event) string {
+	if ev.Flags&EvUnsafe == 0 {
+		return ""
+	}
+	switch {
+	case d.Lock == LockRedlock:
+		return "  ✗ it holds " + strconv.Itoa(int(ev.Held)) + " of " + strconv.Itoa(d.Nodes) + " nodes"
+	case ev.Other == 0 && (d.Lock == LockRedis || d.Lock == LockReplica):
+		return "  ✗ no key: its lock has expired"
+	case ev.Other == 0:
+		return "  ✗ nobody holds the lock"
+	case d.Lock == LockRedis || d.Lock == LockReplica || d.Lock == LockEtcd:
+		return "  ✗ the key is " + owner(ev.Other)
+	}
+	return "  ✗ the lock is " + owner(ev.Other)
+}
+
+// sessionPauseNote: what a pause does to the client's session.
+func sessionPauseNote(d *Design, ev *Event, p uint8) string {
+	if d.Lock == LockZooKeeper {
+		return describeZKPause(d, ev, p)
+	}
+	return ""
+}
+
+// pollWords is a refused acquire in a folded line.
+func pollWords(d *Design) string {
+	switch d.Lock {
+	case LockRedlock:
+		return "SET " + LockKey + " … NX on every node → lost the vote"
+	case LockEtcd:
+		return "txn put-if-absent → not put"
+	}
+	return "SET " + LockKey + " … NX → (nil)"
+}
