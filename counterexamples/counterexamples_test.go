@@ -425,15 +425,18 @@ func TestRegenCheckFindsEveryDifference(t *testing.T) {
 	require.Empty(t, diffs)
 
 	edited, removed := outs[1].Name, outs[2].Name
-	require.NoError(t, os.WriteFile(filepath.Join(dir, edited), []byte("edited\n"), 0o644))
+	require.True(t, strings.HasSuffix(edited, ".html"), edited)
+	editedText := string(outs[1].Data) + "edited\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, edited), []byte(editedText), 0o644))
 	require.NoError(t, os.Remove(filepath.Join(dir, removed)))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "old--exclusive.txt"), []byte("x"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "old--exclusive.txt"), []byte(Magic+"\nx"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "user--exclusive.txt"), []byte("x"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.go"), []byte("x"), 0o644))
 	diffs, err = syncDir(dir, outs, true)
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{edited + ": changed", removed + ": missing", "old--exclusive.txt: not generated"}, diffs)
 	data, _ := os.ReadFile(filepath.Join(dir, edited))
-	require.Equal(t, "edited\n", string(data), "-check writes nothing")
+	require.Equal(t, editedText, string(data), "-check writes nothing")
 
 	_, err = syncDir(dir, outs, false)
 	require.NoError(t, err)
@@ -442,6 +445,8 @@ func TestRegenCheckFindsEveryDifference(t *testing.T) {
 	require.Empty(t, diffs)
 	_, err = os.Stat(filepath.Join(dir, "notes.go"))
 	require.NoError(t, err, "files Regen does not make are left alone")
+	_, err = os.Stat(filepath.Join(dir, "user--exclusive.txt"))
+	require.NoError(t, err, "a .txt that is not a counterexample is left alone")
 
 	_, err = Regen(filepath.Join(dir, "nope"), displayDir, true)
 	require.ErrorContains(t, err, "not found")
@@ -496,4 +501,23 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCleanStaleTemps removes the temporary files of writers that have gone
+// and keeps those of a live one and every other file.
+func TestCleanStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	live := fmt.Sprintf(".a.txt.tmp-%d-1", os.Getpid())
+	keep := []string{live, ".a.txt.tmp-123", "a.txt", "notes.tmp-999999999-1"}
+	for _, n := range append(keep, ".a.txt.tmp-999999999-42") {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, n), nil, 0o644))
+	}
+	CleanStaleTemps(dir)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	require.ElementsMatch(t, keep, names)
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 
 	"lockcheck/model"
 )
@@ -24,6 +26,7 @@ func Write(dir string, d model.Design, property string, trace []model.Action, bo
 
 // WriteCounterexample is Write with every field given.
 func WriteCounterexample(dir string, cx Counterexample) (string, error) {
+	CleanStaleTemps(dir)
 	base := FileBase(cx.Design, cx.Property)
 	display := filepath.ToSlash(filepath.Join(dir, base+".txt"))
 	r, err := Render(cx, display)
@@ -62,7 +65,9 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	// the writer's process id in the name lets a later run tell a
+	// temporary file of a killed writer from one being written
+	tmp, err := os.CreateTemp(dir, "."+name+".tmp-"+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -88,4 +93,28 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// staleTemp matches WriteFileAtomic's temporary files: .NAME.tmp-PID-N.
+var staleTemp = regexp.MustCompile(`^\..+\.tmp-([0-9]+)-[0-9]+$`)
+
+// CleanStaleTemps removes the temporary files that a writer killed between
+// create and rename left in dir: those whose process has gone. It is best
+// effort: a file it cannot judge or remove stays.
+func CleanStaleTemps(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		m := staleTemp.FindStringSubmatch(e.Name())
+		if m == nil || !e.Type().IsRegular() {
+			continue
+		}
+		pid, err := strconv.Atoi(m[1])
+		if err != nil || processAlive(pid) {
+			continue
+		}
+		os.Remove(filepath.Join(dir, e.Name()))
+	}
 }

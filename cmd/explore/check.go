@@ -146,7 +146,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	d := a.design
 	if a.out != "" { // before the search: a bad folder is bad input, not a late failure
-		if err := os.MkdirAll(a.out, 0o755); err != nil {
+		if err := checkOutDir(a.out); err != nil {
 			fmt.Fprintf(stderr, "explore check: -out %s: %v\n", a.out, err)
 			return exitUsage
 		}
@@ -190,12 +190,14 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		violated = append(violated, r)
 	}
 	var files []string
+	var writeErr error
 	if a.out != "" {
 		for _, r := range violated {
-			p, err := counterexamples.Write(a.out, d, r.Property, r.Trace, counterexamples.BoundsText(d, a.bounds))
+			p, err := writeCounterexample(a.out, d, r.Property, r.Trace, counterexamples.BoundsText(d, a.bounds))
 			if err != nil {
-				fmt.Fprintln(stderr, "explore check:", err)
-				return exitUsage
+				// the verdict is still printed: the search's work is not lost
+				writeErr = err
+				break
 			}
 			files = append(files, p)
 		}
@@ -205,13 +207,34 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "explore check:", err)
 			return exitUsage
 		}
-		return code
+	} else {
+		writeCheckText(stdout, &a, rep, violated, runs, ms.Sys)
+		for _, p := range files {
+			fmt.Fprintln(stdout, "wrote", p)
+		}
 	}
-	writeCheckText(stdout, &a, rep, violated, runs, ms.Sys)
-	for _, p := range files {
-		fmt.Fprintln(stdout, "wrote", p)
+	if writeErr != nil {
+		fmt.Fprintf(stderr, "explore check: -out %s: %v (the verdict above stands; not every file was written)\n", a.out, writeErr)
+		return exitUsage
 	}
 	return code
+}
+
+// writeCounterexample is counterexamples.Write; tests replace it.
+var writeCounterexample = counterexamples.Write
+
+// checkOutDir makes the -out folder if needed and checks that a file can be
+// created in it, before a search that may take hours.
+func checkOutDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".lockcheck-probe-*")
+	if err != nil {
+		return fmt.Errorf("cannot create a file there: %v", err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // statusText is a verdict in the report's words.

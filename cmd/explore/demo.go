@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"lockcheck/model"
@@ -28,6 +29,9 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	names := []string{fs.Arg(0)}
 	if fs.Arg(0) == "all" {
 		names = model.ScenarioNames()
+	} else if !demoName(fs.Arg(0)) {
+		fmt.Fprintf(stderr, "explore demo: unknown demo %q (allowed: 1 to 6, demo1 to demo6, a story: %s; or all)\n", clip(fs.Arg(0)), strings.Join(model.ScenarioNames()[6:], ", "))
+		return exitUsage
 	}
 	// load everything first, so that bad input prints nothing half-done
 	var demos []*model.Demo
@@ -59,6 +63,21 @@ func runDesigns(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "explore designs: unexpected argument %q (no arguments: it lists every design axis)\n", clip(fs.Arg(0)))
+		return exitUsage
+	}
 	fmt.Fprint(stdout, model.DescribeAxes())
 	return exitOK
+}
+
+// demoName reports whether arg names a demo exactly as listed: a number
+// from 1 to 6 written plainly (not 02 or +2) or a scenario name.
+func demoName(arg string) bool {
+	for k, n := range model.ScenarioNames() {
+		if arg == n || (k < 6 && arg == strconv.Itoa(k+1)) {
+			return true
+		}
+	}
+	return false
 }

@@ -60,7 +60,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "explore: unknown command %q (commands: %s)\n", clip(args[0]), strings.Join(commandNames(), ", "))
 		return exitUsage
 	}
-	return c.run(args[1:], stdout, stderr)
+	w := &checkedWriter{w: stdout}
+	code := c.run(args[1:], w, stderr)
+	if w.err != nil {
+		// output lost (a full disk, a closed pipe): not a verdict to trust
+		fmt.Fprintf(stderr, "explore %s: writing the output: %v\n", args[0], w.err)
+		return exitUsage
+	}
+	return code
+}
+
+// checkedWriter remembers the first failed write, so that a lost output
+// turns into exit 2 whatever the command printed with.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	c.err = err
+	return n, err
 }
 
 func commandNames() []string {
@@ -91,16 +117,34 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses and turns -h into exit 0, any other error into exit 2.
-// ok is false when the caller should return code.
+// parseFlags parses and turns -h into exit 0 (after the usage), any other
+// error into one line on the flag set's output, prefixed with the
+// subcommand, and exit 2. ok is false when the caller should return code.
 func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
-	if err := fs.Parse(args); err != nil {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = usage
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			if usage != nil {
+				usage()
+			} else {
+				fs.PrintDefaults()
+			}
 			return exitOK, false
 		}
+		fmt.Fprintf(out, "%s: %s (see %s -h)\n", fs.Name(), oneLine(err.Error()), fs.Name())
 		return exitUsage, false
 	}
 	return 0, true
+}
+
+// oneLine folds a message onto one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
 
 func clip(s string) string {

@@ -38,13 +38,65 @@ func TestRegenCheck(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	require.Contains(t, out, "up to date")
 
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "README.md"), []byte("edited"), 0o644))
+	index := filepath.Join(dir, "README.md")
+	gen, err := os.ReadFile(index)
+	require.NoError(t, err)
+	edited := string(gen) + "a line added by hand\n"
+	require.NoError(t, os.WriteFile(index, []byte(edited), 0o644))
 	code, out, _ = runCmd("regen", "-dir", dir, "-check")
 	require.Equal(t, exitViolated, code)
 	require.Contains(t, out, "README.md: changed\n")
-	data, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	data, err := os.ReadFile(index)
 	require.NoError(t, err)
-	require.Equal(t, "edited", string(data), "-check writes nothing")
+	require.Equal(t, edited, string(data), "-check writes nothing")
+}
+
+// TestRegenKeepsTheUsersFiles: regen overwrites and removes only the files
+// it writes. A user's README.md under the index's name is an error before
+// anything is written; a user's .txt and .html are left alone; a generated
+// file the catalogue no longer makes is removed, and so is a temporary file
+// of a killed writer.
+func TestRegenKeepsTheUsersFiles(t *testing.T) {
+	dir := copyCounterexamples(t)
+	index := filepath.Join(dir, "README.md")
+	require.NoError(t, os.WriteFile(index, []byte("# my notes\n"), 0o644))
+	stale := filepath.Join(dir, "redis-old--exclusive.txt")
+	gen, err := os.ReadFile(filepath.Join(dir, "db-cad-none-plain--exclusive.txt"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(stale, gen, 0o644))
+	mine := map[string]string{
+		"notes.txt":            "my notes\n",
+		"page.html":            "<html><title>mine</title></html>\n",
+		"draft--exclusive.txt": "lockcheck counterexample, almost\n",
+	}
+	for n, text := range mine {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, n), []byte(text), 0o644))
+	}
+
+	code, out, errs := runCmd("regen", "-dir", dir)
+	require.Equal(t, exitUsage, code, out)
+	require.Equal(t, "explore regen: "+index+": not a file regen wrote, and regen would overwrite it: move it away or pass another -dir\n", errs)
+	data, err := os.ReadFile(index)
+	require.NoError(t, err)
+	require.Equal(t, "# my notes\n", string(data))
+	_, err = os.Stat(stale)
+	require.NoError(t, err, "nothing is removed when regen refuses")
+
+	require.NoError(t, os.Remove(index))
+	killed := filepath.Join(dir, ".README.md.tmp-999999999-123")
+	require.NoError(t, os.WriteFile(killed, []byte("half"), 0o644))
+	code, out, errs = runCmd("regen", "-dir", dir)
+	require.Equal(t, exitOK, code, errs)
+	require.Contains(t, out, "redis-old--exclusive.txt: not generated\n")
+	_, err = os.Stat(stale)
+	require.True(t, os.IsNotExist(err), "a generated file the catalogue no longer makes is removed")
+	_, err = os.Stat(killed)
+	require.True(t, os.IsNotExist(err), "a killed writer's temporary file is removed")
+	for n, text := range mine {
+		data, err := os.ReadFile(filepath.Join(dir, n))
+		require.NoError(t, err, n)
+		require.Equal(t, text, string(data), n)
+	}
 }
 
 func TestRegenBadInput(t *testing.T) {

@@ -74,13 +74,25 @@ func withFile(name, reason string) string {
 	return name + ":" + num + ": " + msg
 }
 
-// readLimited reads a file of at most limit bytes.
+// readLimited reads a regular file of at most limit bytes. Anything else
+// (a FIFO, a device, a folder) is refused before it is opened: opening a
+// FIFO would wait for a writer for ever.
 func readLimited(name string, limit int) ([]byte, error) {
+	st, err := os.Stat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s): want a counterexample or scenario file", clip(name), fileKind(st.Mode()))
+	}
 	fh, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
+	if st, err := fh.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", clip(name)) // replaced since the first look
+	}
 	data, err := io.ReadAll(io.LimitReader(fh, int64(limit)+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
@@ -89,4 +101,19 @@ func readLimited(name string, limit int) ([]byte, error) {
 		return nil, fmt.Errorf("%s: more than %d bytes: not a counterexample file", name, limit)
 	}
 	return data, nil
+}
+
+// fileKind names a non-regular file's type.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.String()
 }

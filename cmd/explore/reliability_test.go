@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"lockcheck/model"
+)
+
+// TestNonRegularFilesAreRefused: a FIFO would block open for ever; replay
+// and reproduce refuse it (and a folder) at once with one line.
+func TestNonRegularFilesAreRefused(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	for _, args := range [][]string{{"replay", fifo}, {"reproduce", fifo}, {"replay", t.TempDir()}} {
+		code, out, errs := runCmd(args...)
+		require.Equal(t, exitUsage, code, args)
+		require.Empty(t, out)
+		require.Equal(t, 1, strings.Count(errs, "\n"), errs)
+		require.Contains(t, errs, "not a regular file")
+		require.True(t, strings.HasPrefix(errs, "explore "+args[0]+": "), errs)
+	}
+}
+
+// TestFlagErrorsAreOneLine: every subcommand answers an unknown flag and a
+// malformed value with one line naming itself, and -h with its usage.
+func TestFlagErrorsAreOneLine(t *testing.T) {
+	for _, name := range commandNames() {
+		for _, bad := range [][]string{{"-no-such-flag"}, {"-json=maybe"}} {
+			code, out, errs := runCmd(append([]string{name}, bad...)...)
+			require.Equal(t, exitUsage, code, "%s %v", name, bad)
+			require.Equal(t, 1, strings.Count(errs, "\n"), "%s %v:\n%s", name, bad, errs)
+			require.True(t, strings.HasPrefix(errs, "explore "+name+": "), "%s %v: %s", name, bad, errs)
+			if !strings.HasPrefix(out, "{") { // -json answers on stdout too
+				require.Empty(t, out, "%s %v", name, bad)
+			}
+		}
+		code, out, errs := runCmd(name, "-h")
+		require.Equal(t, exitOK, code, name)
+		require.Contains(t, strings.ToLower(out+errs), "usage", name)
+	}
+}
+
+func TestExtraArgumentsAreRefused(t *testing.T) {
+	for _, args := range [][]string{{"designs", "foo"}, {"demo", "02"}, {"demo", "+2"}, {"demo", "demo02"}, {"demo", "2", "3"}} {
+		code, out, errs := runCmd(args...)
+		require.Equal(t, exitUsage, code, args)
+		require.Empty(t, out, args)
+		require.Equal(t, 1, strings.Count(errs, "\n"), "%v: %s", args, errs)
+	}
+	code, out, _ := runCmd("demo", "2")
+	require.Equal(t, exitOK, code)
+	require.Contains(t, out, "Demo 2")
+}
+
+// TestFullStdout: output that cannot be written is exit 2 with a message,
+// never a silent exit 0 (text and JSON).
+func TestFullStdout(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	require.NoError(t, err)
+	defer full.Close()
+	for _, args := range [][]string{{"designs"}, {"demo", "2"}, {"check", "-design", "demo1"}, {"check", "-design", "demo1", "-json"}, {"replay", demo4File}} {
+		var errb bytes.Buffer
+		code := run(args, full, &errb)
+		require.Equal(t, exitUsage, code, args)
+		require.Contains(t, errb.String(), "explore "+args[0]+": writing the output: ", args)
+		require.Contains(t, errb.String(), "no space left on device", args)
+	}
+}
+
+// TestCheckOutUnwritable: a folder that cannot take a file is bad input
+// found before the search; a write that fails after it still prints the
+// verdict, then says what was not written.
+func TestCheckOutUnwritable(t *testing.T) {
+	ro := filepath.Join(t.TempDir(), "ro")
+	require.NoError(t, os.Mkdir(ro, 0o555))
+	if f, err := os.CreateTemp(ro, "x"); err == nil { // root writes anyway
+		f.Close()
+		ro = "/proc/self"
+	}
+	code, out, errs := runCheckArgs("-design", "demo4", "-out", ro)
+	require.Equal(t, exitUsage, code)
+	require.Empty(t, out)
+	require.Equal(t, 1, strings.Count(errs, "\n"), errs)
+	require.Contains(t, errs, "explore check: -out "+ro+": cannot create a file there")
+
+	dir := t.TempDir()
+	defer func(w func(string, model.Design, string, []model.Action, string) (string, error)) {
+		writeCounterexample = w
+	}(writeCounterexample)
+	writeCounterexample = func(string, model.Design, string, []model.Action, string) (string, error) {
+		return "", errors.New("write x.txt: disk full")
+	}
+	code, out, errs = runCheckArgs("-design", "demo4", "-out", dir)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, out, "exclusive           violated")
+	require.Contains(t, errs, "write x.txt: disk full (the verdict above stands")
+}
