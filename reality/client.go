@@ -35,6 +35,8 @@ type client struct {
 	store   *redis.Client // storage database: the counter
 	sub     *redis.PubSub // wait=notify: release notices
 	etcd    *etcdLock     // lock=etcd: the lock is an etcd key with a lease
+	lib     lockAPI       // a lock library's acquire, renew and release (nil: the reference client's)
+	net     *netHold      // the client's proxies: a pause holds its traffic
 	obs     looker
 	scripts storageScripts
 	px      time.Duration // the TTL the client sends with SET … PX
@@ -111,6 +113,13 @@ func (c *client) connect(ctx context.Context) error {
 }
 
 func (c *client) close() {
+	if c.lib != nil {
+		c.lib.close()
+	}
+	if c.net != nil {
+		c.net.resume() // a client still paused must not hold its own closing
+		defer c.net.close()
+	}
 	c.lock.Close()
 	c.store.Close()
 	if c.sub != nil {
@@ -178,8 +187,13 @@ func (c *client) do(ctx context.Context, o order) reply {
 	r.obs.Start = c.clk.since()
 	switch o.a.Kind {
 	case model.ActPause:
-		// a stop-the-world pause: the process is frozen, it sends nothing
+		// a stop-the-world pause: the process is frozen, it sends nothing,
+		// its library's goroutines neither (its traffic is held until the
+		// conductor resumes it at the start of tick pausedUntil)
 		c.pausedUntil = o.now + int(o.a.Arg)
+		if c.net != nil {
+			c.net.hold()
+		}
 	case model.ActSlow:
 		c.slow = true
 	case model.ActCrash:
@@ -249,7 +263,14 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 		if c.etcd != nil {
 			acquire = c.etcd.acquire
 		}
-		won, tok, err := acquire(ctx)
+		var won bool
+		var tok int
+		var err error
+		if c.lib != nil {
+			won, tok, ob.Told, err = c.lib.acquire(ctx)
+		} else {
+			won, tok, err = acquire(ctx)
+		}
 		if isDown(err) {
 			won, err = false, nil // no answer from a down node: try again later
 		}
@@ -346,6 +367,25 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 
 	case model.PhaseRelease:
 		ob.Took = model.ActRelease
+		if c.lib != nil {
+			if err := c.lookBefore(ctx, ob); err != nil {
+				return err
+			}
+			ok, told, err := c.lib.release(ctx, c.i, ob.Before)
+			if err != nil {
+				return err
+			}
+			ob.Told = told
+			n := int64(0)
+			if ok {
+				n = 1
+			}
+			if err := c.deleted(ctx, ob, n); err != nil {
+				return err
+			}
+			c.finish()
+			break
+		}
 		if c.etcd != nil {
 			// delete its key if still its own (the only release etcd designs have)
 			if err := c.lookBefore(ctx, ob); err != nil {
@@ -466,6 +506,17 @@ func (c *client) write(ctx context.Context, ob *Obs, v, tok, version int) error 
 // renew is the watchdog's step: extend the TTL if the key is still ours
 // (etcd: one keep-alive of its lease).
 func (c *client) renew(ctx context.Context, ob *Obs) error {
+	if c.lib != nil {
+		ok, told, err := c.lib.renew(ctx)
+		if err != nil {
+			return err
+		}
+		ob.Told, ob.Result = told, model.ResNoop
+		if ok {
+			ob.Result = model.ResOK
+		}
+		return nil
+	}
 	if c.etcd != nil {
 		ok, err := c.etcd.renew(ctx)
 		if err != nil {

@@ -3,6 +3,7 @@ package reality
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -33,10 +34,13 @@ type Options struct {
 	// Lock is a Redis server of the lock's own, which node-crash steps kill
 	// and restart (needed when the design has node-crashes; its persistence
 	// must be the design's). Storage stays on Addr.
-	Lock    *Server
-	Tick    time.Duration // one model tick in real time (0: DefaultTickFor the design)
-	LockDB  int           // database of lock:order-42 and lock:fence
-	StoreDB int           // database of the counter (must differ from LockDB)
+	Lock *Server
+	Tick time.Duration // one model tick in real time (0: DefaultTickFor the design)
+	// Client is the lock client the run uses: ClientReference ("" too) or
+	// a library (see ClientNames and CheckClient).
+	Client  string
+	LockDB  int // database of lock:order-42 and lock:fence
+	StoreDB int // database of the counter (must differ from LockDB)
 
 	plant plant // planted bugs, for the tests that test this package
 }
@@ -63,8 +67,11 @@ type Obs struct {
 	Why     string       // why it took none: its job is over, it still sleeps
 	Result  model.Result // the reply, in the model's words
 	Value   int          // value read or written; a release's GET: holder+1 (0: no key)
-	Token   int          // token received (acquire, incr) or sent (read, write)
-	MaxTok  int          // the storage's highest token, when it refused
+	// Told is what the lock library told the caller (an error, false,
+	// nil), in its own words; "" for the reference client.
+	Told   string
+	Token  int // token received (acquire, incr) or sent (read, write)
+	MaxTok int // the storage's highest token, when it refused
 	// Before is who held the key right before a storage access or a
 	// release (HolderNone, HolderUnknown, or a client); After is who held it
 	// after the step (for a tick: at the start of the new tick).
@@ -85,6 +92,7 @@ type Obs struct {
 // Play is a schedule played on real servers.
 type Play struct {
 	Design  model.Design
+	Client  string // the lock client: ClientReference or a library
 	Tick    time.Duration
 	PX      time.Duration // the TTL the clients sent
 	Steps   []Obs         // Steps[0] is the start (Seq 0), then one per action
@@ -197,6 +205,12 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 	if err := Playable(d); err != nil {
 		return nil, err
 	}
+	if opts.Client == "" {
+		opts.Client = ClientReference
+	}
+	if err := CheckClient(opts.Client, d); err != nil {
+		return nil, fmt.Errorf("design %s: %v", d.Name(), err)
+	}
 	if opts.Tick == 0 {
 		opts.Tick = DefaultTickFor(d)
 	}
@@ -221,7 +235,7 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 	defer cancel()
 
 	ttl := d.TTLTicks + opts.plant.ttlTicks
-	p := &Play{Design: *d, Tick: opts.Tick, PX: TTL(ttl, opts.Tick), Window: window(d, opts.Tick)}
+	p := &Play{Design: *d, Client: opts.Client, Tick: opts.Tick, PX: TTL(ttl, opts.Tick), Window: window(d, opts.Tick)}
 	sc := storageFor(d)
 	if opts.plant.storage != nil {
 		sc = *opts.plant.storage
@@ -249,17 +263,25 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 	var obs looker
 	var etcdCli *clientv3.Client
 	var offset int64
+	var mutexObs *etcdMutexObserver
 	if d.Lock == model.LockEtcd {
 		cli, err := newEtcdClient(opts.Etcd)
 		if err != nil {
 			return nil, fmt.Errorf("etcd client: %v", err)
 		}
 		defer cli.Close()
+		if err := etcdMutexReset(ctx, cli); err != nil {
+			return nil, err
+		}
 		if offset, err = etcdSetup(ctx, cli, d); err != nil {
 			return nil, err
 		}
 		etcdCli = cli
 		obs = &etcdObserver{cli: cli, clients: d.Clients}
+		if opts.Client == ClientEtcdMutex {
+			mutexObs = &etcdMutexObserver{cli: cli, leases: map[clientv3.LeaseID]int{}}
+			obs = mutexObs
+		}
 	} else {
 		ro := &observer{c: redis.NewClient(lockOptions(d, lockAddr, opts.LockDB)), clients: d.Clients, canFail: d.NodeCrashes > 0}
 		defer ro.c.Close()
@@ -273,15 +295,48 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 	clk := &clock{tick: opts.Tick}
 	clients := make([]*client, d.Clients)
 	for i := range clients {
-		clients[i] = newClient(i, d, clk, lockAddr, opts.Addr, opts.LockDB, opts.StoreDB, obs, sc, p.PX)
+		// every connection of the client goes through its own proxies
+		h := &netHold{}
+		lockVia, err := h.via(lockAddr)
+		if err != nil {
+			h.close()
+			return nil, err
+		}
+		storeVia, err := h.via(opts.Addr)
+		if err != nil {
+			h.close()
+			return nil, err
+		}
+		clients[i] = newClient(i, d, clk, lockVia, storeVia, opts.LockDB, opts.StoreDB, obs, sc, p.PX)
+		clients[i].net = h
 		defer clients[i].close()
 		if etcdCli != nil {
-			cli, err := newEtcdClient(opts.Etcd)
+			endpoint, err := viaURL(h, opts.Etcd)
 			if err != nil {
-				return nil, fmt.Errorf("client %s: etcd client: %v", model.ClientName(i), err)
+				return nil, err
 			}
-			defer cli.Close()
-			clients[i].etcd = &etcdLock{cli: cli, value: model.LockValue(i), ttl: int64(p.PX / time.Second), offset: offset}
+			ttl := int64(p.PX / time.Second)
+			if opts.Client == ClientEtcdMutex {
+				l, err := newEtcdMutex(ctx, endpoint, ttl, offset)
+				if err != nil {
+					return nil, fmt.Errorf("client %s: %v", model.ClientName(i), err)
+				}
+				clients[i].lib = l
+				mutexObs.leases[l.s.Lease()] = i
+			} else {
+				cli, err := newEtcdClient(endpoint)
+				if err != nil {
+					return nil, fmt.Errorf("client %s: etcd client: %v", model.ClientName(i), err)
+				}
+				defer cli.Close()
+				clients[i].etcd = &etcdLock{cli: cli, value: model.LockValue(i), ttl: ttl, offset: offset}
+			}
+		}
+		switch opts.Client {
+		case ClientRedsync:
+			clients[i].lib = newRedsync(lockVia, opts.LockDB, model.LockValue(i), p.PX)
+		case ClientRedislock:
+			clients[i].lib = newRedislock(lockVia, opts.LockDB, model.LockValue(i), p.PX)
 		}
 		if err := clients[i].connect(ctx); err != nil {
 			return nil, err
@@ -340,6 +395,11 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 			}
 			ob = Obs{Action: a, Took: model.ActTick, Tick: now, Before: HolderNotLooked}
 			ob.Start = clk.since()
+			for _, c := range clients { // a pause ends: the client's held traffic goes through
+				if c.net != nil && c.pausedUntil == now {
+					c.net.resume()
+				}
+			}
 			if downUntil == now { // the crashed lock node comes back
 				downUntil = 0
 				if err := opts.Lock.Restart(ctx); err != nil {
@@ -492,4 +552,18 @@ func setup(ctx context.Context, lock, store *redis.Client, d *model.Design, sc s
 		}
 	}
 	return nil
+}
+
+// viaURL is an etcd client URL through the client's proxy.
+func viaURL(h *netHold, endpoint string) (string, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("etcd endpoint %q: want a URL such as http://127.0.0.1:2379", clipText(endpoint))
+	}
+	via, err := h.via(u.Host)
+	if err != nil {
+		return "", err
+	}
+	u.Host = via
+	return u.String(), nil
 }

@@ -55,7 +55,9 @@ type StepPair struct {
 	Action string `json:"action"`
 	Model  string `json:"model"`
 	Real   string `json:"real"`
-	Agree  bool   `json:"agree"`
+	// Told is what the lock library told the caller at this step.
+	Told  string `json:"told,omitempty"`
+	Agree bool   `json:"agree"`
 	// Diff names the fields that differ ("key after: model A's, real nobody").
 	Diff string `json:"diff,omitempty"`
 	// Real times of the step, milliseconds since tick 1 began.
@@ -70,7 +72,8 @@ type Comparison struct {
 	DesignName  string     `json:"design_name"`
 	Design      string     `json:"design"`
 	Server      string     `json:"server"`
-	Lock        string     `json:"lock"` // redis or etcd
+	Lock        string     `json:"lock"`   // redis or etcd
+	Client      string     `json:"client"` // the lock client: lockcheck (reference) or a library
 	TickMS      int64      `json:"tick_ms"`
 	PXMS        int64      `json:"px_ms"` // the TTL sent (etcd: the lease TTL)
 	TokenOffset int        `json:"token_offset,omitempty"`
@@ -119,7 +122,7 @@ func Compare(in *Input, server string, run *model.Run, p *Play) *Comparison {
 	d := run.Design
 	c := &Comparison{
 		Source: in.Source, DesignName: in.DesignName, Design: d.Name(), Server: server,
-		Lock: d.Lock.String(), TickMS: p.Tick.Milliseconds(), PXMS: p.PX.Milliseconds(), TokenOffset: p.TokenOffset,
+		Lock: d.Lock.String(), Client: p.Client, TickMS: p.Tick.Milliseconds(), PXMS: p.PX.Milliseconds(), TokenOffset: p.TokenOffset,
 		WindowMS: ms(p.Window), LatestMS: ms(p.Latest), Late: p.Late, LateSeq: p.LateSeq,
 		d: d, run: run, play: p,
 	}
@@ -134,7 +137,7 @@ func Compare(in *Input, server string, run *model.Run, p *Play) *Comparison {
 		mv, rv := modelView(st), realView(ob)
 		sp := StepPair{
 			Seq: st.Seq, Tick: ob.Tick, Action: st.Action.String(),
-			Model: describe(&d, mv), Real: describe(&d, rv), Agree: mv == rv,
+			Model: describe(&d, mv), Real: describe(&d, rv), Told: ob.Told, Agree: mv == rv,
 			StartMS: ms(ob.Start), EndMS: ms(ob.End), view: rv,
 		}
 		if !sp.Agree {

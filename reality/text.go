@@ -54,10 +54,23 @@ func (c *Comparison) Text() string {
 		fmt.Fprintf(&b, "real: %s; one tick = %dms; TTL %d ticks → PX %dms (half a tick short, so that expiry falls between two ticks' requests)\n",
 			c.Server, c.TickMS, d.TTLTicks, c.PXMS)
 	}
+	if c.Client != "" && c.Client != ClientReference {
+		fmt.Fprintf(&b, "client: %s\n", ClientDoc(c.Client))
+	}
 	fmt.Fprintf(&b, "timing: every request answered within %.1fms of its tick's start (window %.1fms)\n\n", c.LatestMS, c.WindowMS)
 
 	// steps: client steps all; ticks only when the key changed or they differ
+	lib := c.Client != "" && c.Client != ClientReference
 	rows := [][]string{{"step", "t", "action", "model", "real", ""}}
+	if lib {
+		rows[0] = []string{"step", "t", "action", "model", "real", c.Client + " told the caller", ""}
+	}
+	row := func(sp StepPair, action, mark string) []string {
+		if lib {
+			return []string{fmt.Sprint(sp.Seq), fmt.Sprint(sp.Tick), action, sp.Model, sp.Real, sp.Told, mark}
+		}
+		return []string{fmt.Sprint(sp.Seq), fmt.Sprint(sp.Tick), action, sp.Model, sp.Real, mark}
+	}
 	prevKey := HolderNone
 	for _, sp := range c.Steps {
 		mark := ""
@@ -70,13 +83,17 @@ func (c *Comparison) Text() string {
 			if !changed && sp.Agree {
 				continue
 			}
-			rows = append(rows, []string{fmt.Sprint(sp.Seq), fmt.Sprint(sp.Tick), "tick", sp.Model, sp.Real, mark})
+			rows = append(rows, row(sp, "tick", mark))
 			continue
 		}
 		prevKey = sp.view.After
-		rows = append(rows, []string{fmt.Sprint(sp.Seq), fmt.Sprint(sp.Tick), sp.Action, sp.Model, sp.Real, mark})
+		rows = append(rows, row(sp, sp.Action, mark))
 	}
-	b.WriteString(table(rows, []bool{true, true, false, false, false, false}))
+	right := []bool{true, true, false, false, false, false}
+	if lib {
+		right = append(right, false)
+	}
+	b.WriteString(table(rows, right))
 
 	b.WriteString("\nmodel timeline\n")
 	b.WriteString(model.RenderTimeline(&model.Run{Design: *d, Timeline: c.Model.Timeline}))

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
 	"lockcheck/model"
@@ -35,6 +36,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 	etcdURL := fs.String("etcd", "", "etcd designs: use the etcd at this loopback client URL instead of an embedded one (the run deletes lock/order-42)")
 	lockDB := fs.Int("lock-db", 0, "database of lock:order-42 and lock:fence (0 to 15)")
 	storeDB := fs.Int("store-db", 1, "database of the counter (0 to 15, not -lock-db)")
+	client := fs.String("client", reality.ClientReference, "the lock client: "+strings.Join(reality.ClientNames, ", ")+" (a library plays the schedule through its public API; a fenced Redis design takes its token from INCR after the library's lock, and etcd-mutex plays a Redis design on etcd)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: explore reproduce [flags] FILE   (a scenario file such as model/scenarios/demo2.txt, demo1…demo6, or a counterexample file)")
 		fmt.Fprintln(stderr, "exit 0: model and reality agree; 1: they differ; 2: bad input; 3: not judged (no server, or the machine could not keep the timing)")
@@ -77,6 +79,14 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "explore reproduce:", err)
 		return exitUsage
+	}
+	in, how, err := reality.ForClient(in, *client)
+	if err != nil {
+		fmt.Fprintln(stderr, "explore reproduce:", err)
+		return exitUsage
+	}
+	if how != "" {
+		fmt.Fprintf(stderr, "explore reproduce: for -client %s the design becomes %s (%s)\n", *client, in.Design.Name(), how)
 	}
 	if *tick == 0 {
 		*tick = reality.DefaultTickFor(&in.Design)
@@ -151,7 +161,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 	}
 	var c *reality.Comparison
 	for attempt := 0; ; attempt++ {
-		c, err = reality.Reproduce(ctx, in, label, reality.Options{Addr: server, Etcd: endpoint, Lock: lockSrv, Tick: *tick, LockDB: *lockDB, StoreDB: *storeDB})
+		c, err = reality.Reproduce(ctx, in, label, reality.Options{Addr: server, Etcd: endpoint, Lock: lockSrv, Client: *client, Tick: *tick, LockDB: *lockDB, StoreDB: *storeDB})
 		if err != nil {
 			fmt.Fprintln(stderr, "explore reproduce:", err)
 			return exitIncomplete

@@ -1,0 +1,393 @@
+package reality
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/go-redsync/redsync/v4"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"lockcheck/model"
+)
+
+// Lock clients a real run can use (explore reproduce -client NAME). The
+// reference client is lockcheck's own code, written from the model's
+// design; the others are lock libraries, called through their public API
+// as a user would call them: the client's job (read, work, write, and a
+// fence INCR where the design takes its token from a counter) is the
+// user's code around the library's acquire, extend and release.
+const (
+	ClientReference = "lockcheck" // lockcheck's own client, any playable design
+	ClientRedsync   = "redsync"   // github.com/go-redsync/redsync/v4, one Redis node
+	ClientRedislock = "redislock" // github.com/bsm/redislock
+	ClientEtcdMutex = "etcd-mutex"
+)
+
+// ClientNames lists the clients, the reference first.
+var ClientNames = []string{ClientReference, ClientRedsync, ClientRedislock, ClientEtcdMutex}
+
+// clientDoc says in one line what each library adapter calls.
+var clientDoc = map[string]string{
+	ClientReference: "lockcheck's own client: the design's requests, as the model sends them",
+	ClientRedsync:   "redsync v4: Mutex.TryLockContext (one SET NX PX), ExtendContext, UnlockContext (Lua check-and-delete)",
+	ClientRedislock: "redislock: Obtain (Lua SET NX PX, no retry), Lock.Refresh, Lock.Release (Lua check-and-delete)",
+	ClientEtcdMutex: "etcd concurrency: a Session (lease kept alive every TTL/3) and Mutex.TryLock, Mutex.Unlock",
+}
+
+// ClientDoc says what a client calls.
+func ClientDoc(name string) string { return clientDoc[name] }
+
+// CheckClient reports whether client can play design d: a library does
+// what it does, so it plays only designs whose requests are its own.
+func CheckClient(name string, d *model.Design) error {
+	fenced := d.Fence != model.FenceNone
+	common := func(lib string) error {
+		switch {
+		case d.Release != model.ReleaseCAD:
+			return fmt.Errorf("client %s releases with a check-and-delete: want release=cad, not %s", lib, d.Release)
+		case d.Wait != model.WaitPoll:
+			return fmt.Errorf("client %s polls: want wait=poll, not %s", lib, d.Wait)
+		case d.Check != model.CheckTrust:
+			return fmt.Errorf("client %s: check=%s is not played with a library; want check=trust", lib, d.Check)
+		case d.Bug != model.BugNone:
+			return fmt.Errorf("client %s: planted bugs are the reference client's; want bug=none", lib)
+		case d.NodeCrashes > 0:
+			return fmt.Errorf("client %s: node crashes are played with the reference client only; want node-crashes=0", lib)
+		}
+		return nil
+	}
+	switch name {
+	case ClientReference:
+		return nil
+	case ClientRedsync, ClientRedislock:
+		if d.Lock != model.LockRedis {
+			return fmt.Errorf("client %s locks a Redis: want lock=redis, not %s", name, d.Lock)
+		}
+		if err := common(name); err != nil {
+			return err
+		}
+		switch {
+		case !fenced && d.Acquire != model.AcquireScript:
+			return fmt.Errorf("client %s: without fencing the acquire is the library's SET NX PX: want acquire=script, not %s", name, d.Acquire)
+		case fenced && d.Acquire != model.AcquireIncrAfter && d.Acquire != model.AcquireIncrBefore:
+			return fmt.Errorf("client %s gives no fencing token: a fenced design takes it from INCR lock:fence, before or after the lock (acquire=incr-before or incr-after, not %s)", name, d.Acquire)
+		}
+		return nil
+	case ClientEtcdMutex:
+		if d.Lock != model.LockEtcd {
+			return fmt.Errorf("client %s locks in etcd: want lock=etcd, not %s", name, d.Lock)
+		}
+		if err := common(name); err != nil {
+			return err
+		}
+		if d.RenewTicks > 0 {
+			return fmt.Errorf("client %s: its session renews its lease by itself every TTL/3, not at the schedule's renew steps; want renew=0", name)
+		}
+		return nil
+	}
+	return fmt.Errorf("client %q: want one of %s", clipText(name), strings.Join(ClientNames, ", "))
+}
+
+// lockAPI is a library's lock as the client's job calls it. Each call
+// returns what happened (won, deleted, extended) and told: what the
+// library told the caller, in its own words.
+type lockAPI interface {
+	// acquire tries once; tok is the library's token when it gives one
+	// (etcd: the key's create revision less the offset), else 0.
+	acquire(ctx context.Context) (won bool, tok int, told string, err error)
+	// release gives the lock back; before is who held the key right before
+	// (the observer's look), for libraries that do not say.
+	release(ctx context.Context, me, before int) (deleted bool, told string, err error)
+	renew(ctx context.Context) (ok bool, told string, err error)
+	close()
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return clipTold(err.Error())
+}
+
+func clipTold(s string) string {
+	if len(s) > 60 {
+		s = s[:60] + "…"
+	}
+	return s
+}
+
+// redsyncLock is redsync v4 on one Redis node. Its value is the client's
+// lock value (WithGenValueFunc), so the observer can say whose key it is;
+// one try per acquire step (TryLockContext: the schedule polls).
+type redsyncLock struct {
+	rc *redis.Client
+	m  *redsync.Mutex
+}
+
+func newRedsync(addr string, db int, value string, px time.Duration) *redsyncLock {
+	rc := redis.NewClient(clientOptions(addr, db))
+	rs := redsync.New(goredis.NewPool(rc))
+	m := rs.NewMutex(LockKey,
+		redsync.WithExpiry(px),
+		redsync.WithGenValueFunc(func() (string, error) { return value, nil }))
+	return &redsyncLock{rc: rc, m: m}
+}
+
+func (l *redsyncLock) acquire(ctx context.Context) (bool, int, string, error) {
+	err := l.m.TryLockContext(ctx)
+	if err == nil {
+		return true, 0, "TryLock → nil", nil
+	}
+	var taken *redsync.ErrTaken
+	if errors.Is(err, redsync.ErrFailed) || errors.As(err, &taken) {
+		return false, 0, "TryLock → " + errText(err), nil
+	}
+	return false, 0, "", fmt.Errorf("redsync TryLock: %v", err)
+}
+
+func (l *redsyncLock) release(ctx context.Context, _, _ int) (bool, string, error) {
+	ok, err := l.m.UnlockContext(ctx)
+	told := fmt.Sprintf("Unlock → %v, %s", ok, errText(err))
+	var taken *redsync.ErrTaken
+	if err != nil && !ok && !errors.Is(err, redsync.ErrLockAlreadyExpired) && !errors.As(err, &taken) {
+		return false, "", fmt.Errorf("redsync Unlock: %v", err)
+	}
+	return ok, told, nil
+}
+
+func (l *redsyncLock) renew(ctx context.Context) (bool, string, error) {
+	ok, err := l.m.ExtendContext(ctx)
+	told := fmt.Sprintf("Extend → %v, %s", ok, errText(err))
+	var taken *redsync.ErrTaken
+	if err != nil && !ok && !errors.Is(err, redsync.ErrExtendFailed) && !errors.As(err, &taken) {
+		return false, "", fmt.Errorf("redsync Extend: %v", err)
+	}
+	return ok, told, nil
+}
+
+func (l *redsyncLock) close() { l.rc.Close() }
+
+// redislockLock is bsm/redislock: Obtain with the client's lock value as
+// its token (Options.Token) and no retry (the default: the schedule
+// polls).
+type redislockLock struct {
+	rc    *redis.Client
+	c     *redislock.Client
+	value string
+	px    time.Duration
+	lock  *redislock.Lock
+}
+
+func newRedislock(addr string, db int, value string, px time.Duration) *redislockLock {
+	rc := redis.NewClient(clientOptions(addr, db))
+	return &redislockLock{rc: rc, c: redislock.New(rc), value: value, px: px}
+}
+
+func (l *redislockLock) acquire(ctx context.Context) (bool, int, string, error) {
+	lk, err := l.c.Obtain(ctx, LockKey, l.px, &redislock.Options{Token: l.value})
+	if errors.Is(err, redislock.ErrNotObtained) {
+		return false, 0, "Obtain → " + errText(err), nil
+	}
+	if err != nil {
+		return false, 0, "", fmt.Errorf("redislock Obtain: %v", err)
+	}
+	l.lock = lk
+	return true, 0, "Obtain → lock, nil", nil
+}
+
+func (l *redislockLock) release(ctx context.Context, _, _ int) (bool, string, error) {
+	err := l.lock.Release(ctx)
+	if err == nil {
+		return true, "Release → nil", nil
+	}
+	if errors.Is(err, redislock.ErrLockNotHeld) {
+		return false, "Release → " + errText(err), nil
+	}
+	return false, "", fmt.Errorf("redislock Release: %v", err)
+}
+
+func (l *redislockLock) renew(ctx context.Context) (bool, string, error) {
+	if l.lock == nil {
+		return false, "no lock to refresh", nil
+	}
+	err := l.lock.Refresh(ctx, l.px, nil)
+	if err == nil {
+		return true, "Refresh → nil", nil
+	}
+	if errors.Is(err, redislock.ErrNotObtained) {
+		return false, "Refresh → " + errText(err), nil
+	}
+	return false, "", fmt.Errorf("redislock Refresh: %v", err)
+}
+
+func (l *redislockLock) close() { l.rc.Close() }
+
+// etcdMutexLock is etcd's concurrency.Mutex on a Session of the client's
+// own: the session's lease is granted when the client connects and kept
+// alive by the library's goroutine every TTL/3 (held with the client's
+// traffic during a pause). TryLock puts EtcdLockKey/<lease> and keeps it
+// if it is the oldest key under the prefix; Unlock deletes it.
+type etcdMutexLock struct {
+	cli    *clientv3.Client
+	s      *concurrency.Session
+	m      *concurrency.Mutex
+	offset int64
+}
+
+func newEtcdMutex(ctx context.Context, endpoint string, ttl int64, offset int64) (*etcdMutexLock, error) {
+	cli, err := newEtcdClient(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	s, err := concurrency.NewSession(cli, concurrency.WithTTL(int(ttl)), concurrency.WithContext(ctx))
+	if err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("etcd session: %v", err)
+	}
+	return &etcdMutexLock{cli: cli, s: s, m: concurrency.NewMutex(s, EtcdLockKey), offset: offset}, nil
+}
+
+func (l *etcdMutexLock) acquire(ctx context.Context) (bool, int, string, error) {
+	err := l.m.TryLock(ctx)
+	if errors.Is(err, concurrency.ErrLocked) {
+		return false, 0, "TryLock → " + errText(err), nil
+	}
+	if err != nil {
+		return false, 0, "", fmt.Errorf("etcd Mutex.TryLock: %v", err)
+	}
+	rev := l.m.Header().Revision
+	return true, int(rev - l.offset), fmt.Sprintf("TryLock → nil (revision %d)", rev), nil
+}
+
+// release: Unlock says nothing of whether the key was still there (it
+// returns nil either way), so what it did is the observer's look right
+// before: the key can only be the client's own (pfx/its lease).
+func (l *etcdMutexLock) release(ctx context.Context, me, before int) (bool, string, error) {
+	err := l.m.Unlock(ctx)
+	if err != nil {
+		return false, "", fmt.Errorf("etcd Mutex.Unlock: %v", err)
+	}
+	return before == me, "Unlock → nil", nil
+}
+
+func (l *etcdMutexLock) renew(context.Context) (bool, string, error) {
+	return false, "", errors.New("etcd Mutex: no renew step (the session renews by itself)")
+}
+
+func (l *etcdMutexLock) close() {
+	l.s.Orphan() // stop the keep-alive; the lease is revoked below, bounded
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	_, _ = l.cli.Revoke(ctx, l.s.Lease())
+	cancel()
+	l.cli.Close()
+}
+
+// etcdMutexObserver looks at an etcd Mutex's keys: the holder is the key
+// under the prefix with the lowest create revision, named by its lease.
+type etcdMutexObserver struct {
+	cli    *clientv3.Client
+	leases map[clientv3.LeaseID]int // each client's session lease
+}
+
+func (o *etcdMutexObserver) holder(ctx context.Context) (int, error) {
+	h, _, err := o.lookKey(ctx, false)
+	return h, err
+}
+
+func (o *etcdMutexObserver) look(ctx context.Context) (int, int64, error) {
+	return o.lookKey(ctx, true)
+}
+
+func (o *etcdMutexObserver) lookKey(ctx context.Context, ttl bool) (int, int64, error) {
+	resp, err := o.cli.Get(ctx, EtcdLockKey+"/", clientv3.WithFirstCreate()...)
+	if err != nil {
+		return 0, 0, fmt.Errorf("observer: etcd get %s/: %v", EtcdLockKey, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return HolderNone, -2, nil
+	}
+	kv := resp.Kvs[0]
+	h, ok := o.leases[clientv3.LeaseID(kv.Lease)]
+	if !ok {
+		h = HolderUnknown
+	}
+	if !ttl {
+		return h, 0, nil
+	}
+	if kv.Lease == 0 {
+		return h, -1, nil
+	}
+	tl, err := o.cli.TimeToLive(ctx, clientv3.LeaseID(kv.Lease))
+	if err != nil {
+		return 0, 0, fmt.Errorf("observer: etcd lease time-to-live: %v", err)
+	}
+	return h, tl.TTL * 1000, nil
+}
+
+// etcdMutexReset deletes every key under the Mutex's prefix.
+func etcdMutexReset(ctx context.Context, cli *clientv3.Client) error {
+	if _, err := cli.Delete(ctx, EtcdLockKey+"/", clientv3.WithPrefix()); err != nil {
+		return fmt.Errorf("etcd: reset %s/: %v", EtcdLockKey, err)
+	}
+	return nil
+}
+
+// ForClient adapts a schedule to what a lock library can do, and says
+// how: a library gives no fencing token, so a fenced Redis design takes its
+// token from INCR lock:fence right after the library's lock
+// (acquire=incr-after: an "incr" step is put after every successful
+// acquire); etcd's Mutex locks in etcd, so a Redis design becomes the
+// same design on etcd (lock=etcd). The adapted schedule must replay in
+// the model, which gives the row its verdict. The reference client and
+// designs that fit already are returned as they are (how is "").
+func ForClient(in *Input, client string) (*Input, string, error) {
+	d := in.Design
+	how := ""
+	trace := in.Trace
+	switch client {
+	case ClientRedsync, ClientRedislock:
+		if d.Lock == model.LockRedis && d.Fence != model.FenceNone && d.Acquire == model.AcquireScript {
+			run, err := model.Replay(&d, trace)
+			if err != nil {
+				return nil, "", fmt.Errorf("%s: %v", in.Source, err)
+			}
+			d.Acquire = model.AcquireIncrAfter
+			trace = nil
+			for k, st := range run.Steps {
+				trace = append(trace, in.Trace[k])
+				if st.Action.Kind == model.ActAcquire && st.Event.Result == model.ResOK {
+					trace = append(trace, model.Action{Kind: model.ActIncr, Client: st.Action.Client})
+				}
+			}
+			how = "acquire=incr-after: " + client + " gives no token, so INCR lock:fence follows each lock won"
+		}
+	case ClientEtcdMutex:
+		if d.Lock == model.LockRedis {
+			d.Lock = model.LockEtcd
+			how = "lock=etcd: the same schedule on an etcd lock"
+		}
+	}
+	if how == "" {
+		return in, "", CheckClient(client, &in.Design)
+	}
+	if err := CheckClient(client, &d); err != nil {
+		return nil, "", fmt.Errorf("%s adapted for %s (%s): %v", in.Source, client, how, err)
+	}
+	if err := d.Validate(); err != nil {
+		return nil, "", fmt.Errorf("%s adapted for %s (%s): %v", in.Source, client, how, err)
+	}
+	if _, err := model.Replay(&d, trace); err != nil {
+		return nil, "", fmt.Errorf("%s adapted for %s (%s): the schedule does not replay in the model: %v", in.Source, client, how, err)
+	}
+	out := *in
+	out.Design, out.Trace = d, trace
+	out.DesignName = d.Name()
+	return &out, how, nil
+}

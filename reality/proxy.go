@@ -1,0 +1,186 @@
+package reality
+
+import (
+	"fmt"
+	"net"
+	"sync"
+)
+
+// A true pause freezes a whole client, the library's own goroutines too
+// (etcd's session keep-alive, a refresh loop): in a stop-the-world pause
+// nothing the process does reaches the world. Each client talks to the
+// servers only through loopback proxies of its own (hold), one per
+// server; a pause holds the client's traffic in both directions until the
+// pause ends, and lets it through at once then, as a process woken from a
+// pause sends what it had queued.
+//
+// Why a proxy and not a process per client stopped with SIGSTOP: the
+// client stays in this process, so the conductor keeps reading its state
+// between steps and the run needs no wire protocol for it; and the proxy
+// is also the place for network faults (a partition is a hold that ends
+// in a drop). What differs from SIGSTOP: a library's timers still run
+// during the hold, so a library may notice during the pause what a frozen
+// one would notice right at its end (etcd's client gives up a keep-alive
+// that got no answer within the lease's TTL and closes the session's Done
+// channel). The caller is frozen either way (the conductor gives it no
+// step until the pause ends): it learns nothing earlier.
+
+// proxy forwards TCP connections from a free loopback port to one server,
+// and holds every byte in both directions while held.
+type proxy struct {
+	l        net.Listener
+	upstream string
+
+	mu    sync.Mutex
+	cond  *sync.Cond
+	held  bool
+	conns map[net.Conn]bool
+	done  bool
+	wg    sync.WaitGroup
+}
+
+func newProxy(upstream string) (*proxy, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("client proxy: no free loopback port: %v", err)
+	}
+	p := &proxy{l: l, upstream: upstream, conns: map[net.Conn]bool{}}
+	p.cond = sync.NewCond(&p.mu)
+	p.wg.Add(1)
+	go p.accept()
+	return p, nil
+}
+
+// addr is where the client connects instead of the server.
+func (p *proxy) addr() string { return p.l.Addr().String() }
+
+func (p *proxy) accept() {
+	defer p.wg.Done()
+	for {
+		c, err := p.l.Accept()
+		if err != nil {
+			return
+		}
+		u, err := net.Dial("tcp", p.upstream)
+		if err != nil { // the server is down: the client sees a refused connection
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		if p.done {
+			p.mu.Unlock()
+			c.Close()
+			u.Close()
+			return
+		}
+		p.conns[c], p.conns[u] = true, true
+		p.mu.Unlock()
+		p.wg.Add(2)
+		go p.pipe(u, c)
+		go p.pipe(c, u)
+	}
+}
+
+// pipe copies from src to dst, waiting while the proxy holds traffic.
+func (p *proxy) pipe(dst, src net.Conn) {
+	defer p.wg.Done()
+	defer func() {
+		dst.Close()
+		src.Close()
+		p.mu.Lock()
+		delete(p.conns, dst)
+		delete(p.conns, src)
+		p.mu.Unlock()
+	}()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			for p.held && !p.done {
+				p.cond.Wait()
+			}
+			done := p.done
+			p.mu.Unlock()
+			if done {
+				return
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil { // EOF or a closed connection: close both sides
+			return
+		}
+	}
+}
+
+// hold stops all traffic, in both directions, until resume.
+func (p *proxy) hold() {
+	p.mu.Lock()
+	p.held = true
+	p.mu.Unlock()
+}
+
+// resume lets held traffic through.
+func (p *proxy) resume() {
+	p.mu.Lock()
+	p.held = false
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// close stops the proxy and its connections.
+func (p *proxy) close() {
+	p.mu.Lock()
+	p.done = true
+	p.cond.Broadcast()
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.l.Close()
+	p.wg.Wait()
+}
+
+// netHold is one client's set of proxies, one per server it talks to.
+type netHold struct {
+	proxies map[string]*proxy
+	order   []string
+}
+
+// via returns the address the client uses for upstream, starting a proxy
+// for it on first use.
+func (h *netHold) via(upstream string) (string, error) {
+	if h.proxies == nil {
+		h.proxies = map[string]*proxy{}
+	}
+	if p, ok := h.proxies[upstream]; ok {
+		return p.addr(), nil
+	}
+	p, err := newProxy(upstream)
+	if err != nil {
+		return "", err
+	}
+	h.proxies[upstream] = p
+	h.order = append(h.order, upstream)
+	return p.addr(), nil
+}
+
+func (h *netHold) hold() {
+	for _, u := range h.order {
+		h.proxies[u].hold()
+	}
+}
+
+func (h *netHold) resume() {
+	for _, u := range h.order {
+		h.proxies[u].resume()
+	}
+}
+
+func (h *netHold) close() {
+	for _, u := range h.order {
+		h.proxies[u].close()
+	}
+}
