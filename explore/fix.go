@@ -1,0 +1,672 @@
+package explore
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"lockcheck/model"
+)
+
+// The fix search: the designs around a design (one changed axis value or
+// parameter, then two), each checked exhaustively with the same bounds and
+// the same fault budget, and those on which the chosen properties hold,
+// nearest first (fewest changes, then cheapest).
+//
+// Neighbours are made from the design grammar: a change replaces one path
+// part (lock/release/fence/storage) or sets one parameter in the design's
+// canonical name, and model.ParseDesign judges the result; a name it refuses
+// (release del on ZooKeeper, nodes on a single Redis) is skipped, not an
+// error. The fault budget and the bounds (clients, horizon, pauses,
+// max-pause, crashes, slow jobs, failovers, node crashes, clock jumps,
+// delays) are never changed: a fix must hold against the same faults. The
+// job (work, first token), the clock semantics and planted bugs are not
+// design choices either.
+
+// Change is one changed axis value or parameter.
+type Change struct {
+	Key  string // the axis or parameter: storage, ttl, …
+	From string // its value in the design
+	To   string // its value in the neighbour
+	Cost int    // in cost units (see Fix); every change costs at least 1
+	What string // what the change asks of the user, in a phrase
+}
+
+func (c Change) String() string { return c.Key + " " + c.From + " → " + c.To }
+
+// Candidate is one neighbour and its verdicts.
+type Candidate struct {
+	Design  model.Design
+	Changes []Change
+	Cost    int      // sum of the changes' costs
+	Results []Result // every property of model.Properties, in that order
+	// Fixes are the always properties violated by the design that hold
+	// here; Breaks are those the design satisfies and this one violates (or
+	// leaves undecided). A neighbour with Breaks fixes nothing: a lost update
+	// prevented by clients that never get the lock is no fix.
+	Fixes  []string
+	Breaks []string
+	// Holds: every chosen property holds, nothing breaks, and the jobs can
+	// all finish (all-done is seen), so the verdict is not vacuous.
+	Holds bool
+}
+
+// Name is the neighbour's design name.
+func (c *Candidate) Name() string { return c.Design.Name() }
+
+// ChangesText is the changes joined: "storage plain → cas, ttl 10 → 20".
+func (c *Candidate) ChangesText() string {
+	var out []string
+	for _, ch := range c.Changes {
+		out = append(out, ch.String())
+	}
+	return strings.Join(out, ", ")
+}
+
+// Result finds a property's verdict.
+func (c *Candidate) Result(name string) (Result, bool) {
+	for _, r := range c.Results {
+		if r.Property == name {
+			return r, true
+		}
+	}
+	return Result{}, false
+}
+
+// FixConfig is one fix search.
+type FixConfig struct {
+	Design     model.Design
+	Properties []model.Property // always properties to make hold; nil = every always property
+	Bounds     Bounds           // for the design and every neighbour
+	// MaxChanges is how far to look: 1 or 2 (0 = 2). The search stops at
+	// the first distance where every chosen property has a fix, unless All
+	// is set.
+	MaxChanges int
+	All        bool
+	// NeighbourStates caps each neighbour's search (0 = 20× the design's
+	// own distinct states, at least 200,000): a neighbour that reaches it
+	// is left undecided, never suggested.
+	NeighbourStates int
+	Progress        func(FixProgress) // called after each neighbour; may be nil
+}
+
+// FixProgress is how far a fix search has come.
+type FixProgress struct {
+	Distance, Done, Total int
+	Seconds               float64
+}
+
+// FixReport is the outcome of Fix.
+type FixReport struct {
+	Design     model.Design
+	Properties []string // the chosen always properties
+	Original   *Report  // the design's own search
+	Violated   []string // chosen properties the design violates
+	// Checked are every valid neighbour searched, nearest first (changes,
+	// cost, name); Fixes are those that hold, in the same order.
+	Checked []Candidate
+	Fixes   []Candidate
+	// Per property violated by the design: the neighbours on which it
+	// holds (all-done seen), nearest first.
+	PerProperty map[string][]Candidate
+	Distance    int // the most changes searched (0: the design is safe)
+	Skipped     int // neighbour names the grammar refused
+	Undecided   int // neighbours whose search reached NeighbourStates
+	// NeighbourStates is the cap each neighbour's search had.
+	NeighbourStates int
+	Seconds         float64
+}
+
+// Safe reports whether the design itself already satisfies every chosen
+// property.
+func (r *FixReport) Safe() bool { return len(r.Violated) == 0 }
+
+// witness is the sometimes property a fix must show: the jobs can finish.
+const witness = "all-done"
+
+// Fix searches the neighbours of cfg.Design.
+func Fix(cfg FixConfig) (*FixReport, error) {
+	start := time.Now()
+	d := cfg.Design
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	props := cfg.Properties
+	if props == nil {
+		for _, p := range model.Properties {
+			if p.Expect == model.Always {
+				props = append(props, p)
+			}
+		}
+	}
+	if len(props) == 0 {
+		return nil, errors.New("no property to fix")
+	}
+	for _, p := range props {
+		if p.Expect != model.Always {
+			return nil, fmt.Errorf("property %s is a sometimes property: a fix makes always properties hold (allowed: %s)", p.Name, strings.Join(alwaysNames(), ", "))
+		}
+	}
+	maxChanges := cfg.MaxChanges
+	if maxChanges == 0 {
+		maxChanges = 2
+	}
+	if maxChanges < 1 || maxChanges > 2 {
+		return nil, fmt.Errorf("changes %d: want 1 or 2", maxChanges)
+	}
+	checked := model.Properties
+	orig, err := Check(Config{Design: d, Properties: checked, Bounds: cfg.Bounds})
+	if err != nil {
+		return nil, err
+	}
+	rep := &FixReport{Design: d, Original: orig, PerProperty: map[string][]Candidate{}}
+	for _, p := range props {
+		rep.Properties = append(rep.Properties, p.Name)
+	}
+	chosen := map[string]bool{}
+	for _, p := range props {
+		chosen[p.Name] = true
+	}
+	var held []string // always properties the design satisfies
+	for _, r := range orig.Results {
+		switch {
+		case r.Status == Incomplete:
+			return nil, fmt.Errorf("the search of %s itself is incomplete within the bounds: raise them first", d.Name())
+		case r.Status == Violated && chosen[r.Property]:
+			rep.Violated = append(rep.Violated, r.Property)
+		case r.Status == Holds:
+			held = append(held, r.Property)
+		}
+	}
+	if rep.Safe() {
+		rep.Seconds = time.Since(start).Seconds()
+		return rep, nil
+	}
+	limit := cfg.NeighbourStates
+	if limit == 0 {
+		limit = int(min(max(20*orig.Stats.Distinct, 200_000), maxIDs))
+	}
+	rep.NeighbourStates = limit
+	nb := cfg.Bounds
+	nb.MaxStates = limit
+	nb.Workers = 1 // neighbours run side by side instead
+	seen := map[string]bool{d.Name(): true}
+	need := map[string]bool{}
+	for _, v := range rep.Violated {
+		need[v] = true
+	}
+	for dist := 1; dist <= maxChanges; dist++ {
+		cands, skipped := neighbours(d, dist, seen)
+		rep.Skipped += skipped
+		rep.Distance = dist
+		checkAll(cands, checked, nb, func(done int) {
+			if cfg.Progress != nil {
+				cfg.Progress(FixProgress{Distance: dist, Done: done, Total: len(cands), Seconds: time.Since(start).Seconds()})
+			}
+		})
+		sortCandidates(cands)
+		for i := range cands {
+			c := &cands[i]
+			judge(c, rep.Violated, held)
+			if undecided(c) {
+				rep.Undecided++
+			}
+			rep.Checked = append(rep.Checked, *c)
+			if c.Holds {
+				rep.Fixes = append(rep.Fixes, *c)
+			}
+			if allDone(c) && len(c.Breaks) == 0 {
+				for _, f := range c.Fixes {
+					rep.PerProperty[f] = append(rep.PerProperty[f], *c)
+					delete(need, f)
+				}
+			}
+		}
+		if !cfg.All && len(rep.Fixes) > 0 && len(need) == 0 {
+			break
+		}
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, nil
+}
+
+func alwaysNames() []string {
+	var out []string
+	for _, p := range model.Properties {
+		if p.Expect == model.Always {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+// checkAll searches every candidate, GOMAXPROCS at a time; the results do
+// not depend on the order they finish in.
+func checkAll(cands []Candidate, props []model.Property, b Bounds, progress func(done int)) {
+	var next, done atomic.Int64
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(cands) {
+					return
+				}
+				rep, err := Check(Config{Design: cands[i].Design, Properties: props, Bounds: b})
+				if err != nil { // cannot happen: the design was validated
+					panic(fmt.Sprintf("explore: fix: %s: %v", cands[i].Name(), err))
+				}
+				cands[i].Results = rep.Results
+				n := int(done.Add(1))
+				mu.Lock()
+				progress(n)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// judge fills Fixes, Breaks and Holds from the results.
+func judge(c *Candidate, violated, held []string) {
+	for _, v := range violated {
+		if r, ok := c.Result(v); ok && r.Status == Holds {
+			c.Fixes = append(c.Fixes, v)
+		}
+	}
+	for _, h := range held {
+		if r, ok := c.Result(h); ok && r.Status != Holds {
+			c.Breaks = append(c.Breaks, h)
+		}
+	}
+	c.Holds = allDone(c) && len(c.Breaks) == 0 && len(c.Fixes) == len(violated)
+}
+
+func allDone(c *Candidate) bool {
+	r, ok := c.Result(witness)
+	return ok && r.Status == Seen
+}
+
+func undecided(c *Candidate) bool {
+	for _, r := range c.Results {
+		if r.Status == Incomplete {
+			return true
+		}
+	}
+	return false
+}
+
+func sortCandidates(cs []Candidate) {
+	sort.SliceStable(cs, func(i, j int) bool {
+		a, b := &cs[i], &cs[j]
+		if len(a.Changes) != len(b.Changes) {
+			return len(a.Changes) < len(b.Changes)
+		}
+		if a.Cost != b.Cost {
+			return a.Cost < b.Cost
+		}
+		return a.Name() < b.Name()
+	})
+}
+
+// Neighbours are the valid designs exactly dist changes (1 or 2) from d,
+// nearest first, each with its cheapest list of changes; skipped counts
+// the names the grammar refused.
+func Neighbours(d model.Design, dist int) (cands []Candidate, skipped int) {
+	return neighbours(d, dist, map[string]bool{d.Name(): true})
+}
+
+// neighbours lists the designs dist changes from d whose names are not in
+// seen (and adds them).
+func neighbours(d model.Design, dist int, seen map[string]bool) ([]Candidate, int) {
+	singles := changes(d)
+	best := map[string]*Candidate{}
+	var order []string
+	skipped := 0
+	try := func(chs []Change) {
+		n, err := apply(d, chs)
+		if err != nil {
+			skipped++
+			return
+		}
+		name := n.Name()
+		if seen[name] {
+			return
+		}
+		cost := 0
+		for _, c := range chs {
+			cost += c.Cost
+		}
+		if c, ok := best[name]; ok {
+			if cost < c.Cost {
+				c.Changes, c.Cost = chs, cost
+			}
+			return
+		}
+		best[name] = &Candidate{Design: n, Changes: chs, Cost: cost}
+		order = append(order, name)
+	}
+	switch dist {
+	case 1:
+		for _, c := range singles {
+			try([]Change{c})
+		}
+	case 2:
+		for i, a := range singles {
+			for _, b := range singles[i+1:] {
+				if a.Key != b.Key {
+					try([]Change{a, b})
+				}
+			}
+		}
+	}
+	out := make([]Candidate, 0, len(order))
+	for _, name := range order {
+		seen[name] = true
+		out = append(out, *best[name])
+	}
+	sortCandidates(out)
+	return out, skipped
+}
+
+// apply writes the changes into d's canonical name and parses it back.
+func apply(d model.Design, chs []Change) (model.Design, error) {
+	parts := strings.Split(d.Name(), ",")
+	segs := strings.Split(parts[0], "/")
+	params := parts[1:]
+	for _, c := range chs {
+		if i := segIndex(c.Key); i >= 0 {
+			segs[i] = c.To
+			continue
+		}
+		kept := params[:0:0]
+		for _, p := range params {
+			if !strings.HasPrefix(p, c.Key+"=") {
+				kept = append(kept, p)
+			}
+		}
+		params = append(kept, c.Key+"="+c.To)
+	}
+	return model.ParseDesign(strings.Join(append([]string{strings.Join(segs, "/")}, params...), ","))
+}
+
+func segIndex(key string) int {
+	for i, k := range []string{"lock", "release", "fence", "storage"} {
+		if k == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// knob is one axis or parameter a fix may change.
+type knob struct {
+	key string
+	cur func(d *model.Design) string
+	// values are the candidate values other than the current one
+	values func(d *model.Design) []string
+	cost   func(d *model.Design, from, to string) (int, string)
+}
+
+// words lists an axis's values: mk(i).String() for i = 0, 1, … until the
+// type prints as out of range ("lock(6)").
+func words[T fmt.Stringer](mk func(int) T) []string {
+	var out []string
+	for i := 0; i < 64; i++ {
+		s := mk(i).String()
+		if strings.HasSuffix(s, ")") && strings.Contains(s, "(") {
+			break
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func wordKnob(key string, all []string, cur func(d *model.Design) string, cost func(d *model.Design, from, to string) (int, string)) knob {
+	return knob{key: key, cur: cur, values: func(d *model.Design) []string {
+		var out []string
+		c := cur(d)
+		for _, v := range all {
+			if v != c {
+				out = append(out, v)
+			}
+		}
+		return out
+	}, cost: cost}
+}
+
+func intKnob(key string, field func(d *model.Design) *int, ladder func(cur int, d *model.Design) []int, cost func(d *model.Design, from, to int) (int, string)) knob {
+	return knob{key: key,
+		cur: func(d *model.Design) string { return strconv.Itoa(*field(d)) },
+		values: func(d *model.Design) []string {
+			c := *field(d)
+			vals := ladder(c, d)
+			sort.Ints(vals)
+			var out []string
+			last := -1
+			for _, v := range vals {
+				if v != c && v != last && v >= 0 && v <= model.MaxWaitTicks {
+					out = append(out, strconv.Itoa(v))
+					last = v
+				}
+			}
+			return out
+		},
+		cost: func(d *model.Design, from, to string) (int, string) {
+			f, _ := strconv.Atoi(from)
+			t, _ := strconv.Atoi(to)
+			return cost(d, f, t)
+		}}
+}
+
+// knobs are what a fix may change, with what each change costs. Costs are
+// a ranking in small whole units, not a measurement: 1 for a change in the
+// client's code (another release or acquire, an extra check), 2 to 3 for
+// what another component must do (a storage that checks tokens, a request
+// on every write, every node answering, fsync), more for another lock
+// service; a longer TTL costs more the longer it gets.
+var knobs = []knob{
+	wordKnob("lock", words(func(i int) model.LockKind { return model.LockKind(i) }),
+		func(d *model.Design) string { return d.Lock.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			return 6, "move to another lock service (" + to + "): another system to run"
+		}),
+	wordKnob("release", words(func(i int) model.ReleaseMode { return model.ReleaseMode(i) }),
+		func(d *model.Design) string { return d.Release.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			switch to {
+			case "cad":
+				return 1, "release with the atomic check-and-delete script"
+			case "get-del":
+				return 1, "release with GET, then DEL if the key is ours (two requests)"
+			}
+			return 1, "release with a plain DEL"
+		}),
+	wordKnob("fence", words(func(i int) model.FenceMode { return model.FenceMode(i) }),
+		func(d *model.Design) string { return d.Fence.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			switch to {
+			case "write":
+				return 2, "send the fencing token with every write"
+			case "rw":
+				return 2, "send the fencing token with every read and write"
+			}
+			return 1, "send no fencing token"
+		}),
+	wordKnob("storage", words(func(i int) model.StorageMode { return model.StorageMode(i) }),
+		func(d *model.Design) string { return d.Storage.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			switch to {
+			case "max-token":
+				return 3, "a storage that checks tokens: it refuses one below the highest it has seen, reads included"
+			case "max-write":
+				return 3, "a storage that checks tokens: it refuses one below the highest accepted write's"
+			case "cond-update":
+				return 3, "a storage that writes only with a strictly greater token (UPDATE … WHERE last_token < t)"
+			case "cas":
+				return 3, "a storage with a version column: a write fails if the row changed since the read (the job must retry)"
+			}
+			return 1, "a storage that checks nothing"
+		}),
+	wordKnob("acquire", words(func(i int) model.AcquireMode { return model.AcquireMode(i) }),
+		func(d *model.Design) string { return d.Acquire.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			switch to {
+			case "script":
+				return 1, "take the lock and its token in one script"
+			case "set-expire":
+				return 1, "SET NX, then EXPIRE as a second request"
+			}
+			return 1, "take the token in a second request (" + to + ")"
+		}),
+	wordKnob("quorum", words(func(i int) model.Quorum { return model.Quorum(i) }),
+		func(d *model.Design) string { return d.Quorum.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "all" {
+				return 2, "win every node: one node down stops every client"
+			}
+			return 1, "win a majority of the nodes"
+		}),
+	wordKnob("check", words(func(i int) model.CheckMode { return model.CheckMode(i) }),
+		func(d *model.Design) string { return d.Check.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "validity" {
+				return 1, "check the lock's remaining validity before each read and write (an extra step each)"
+			}
+			return 1, "trust the acquire reply until the release"
+		}),
+	wordKnob("wait", words(func(i int) model.WaitMode { return model.WaitMode(i) }),
+		func(d *model.Design) string { return d.Wait.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "poll" {
+				return 1, "retry SET NX every tick instead of waiting for a notice"
+			}
+			return 1, "wait for a release notice (pub/sub)"
+		}),
+	wordKnob("tx", words(func(i int) model.TxMode { return model.TxMode(i) }),
+		func(d *model.Design) string { return d.Tx.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "inside" {
+				return 1, "do the work inside the lock's transaction"
+			}
+			return 1, "do the work on another connection"
+		}),
+	wordKnob("reenter", words(func(i int) model.ReenterMode { return model.ReenterMode(i) }),
+		func(d *model.Design) string { return d.Reenter.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			switch to {
+			case "owner":
+				return 1, "make the lock reentrant (a nested acquire by the owner succeeds)"
+			case "none":
+				return 1, "take the lock once: no nested acquire"
+			}
+			return 1, "a nested plain SET NX"
+		}),
+	intKnob("ttl", func(d *model.Design) *int { return &d.TTLTicks },
+		func(c int, d *model.Design) []int { return []int{c + (c+1)/2, 2 * c, 3 * c, 4 * c, 6 * c} },
+		func(d *model.Design, from, to int) (int, string) {
+			if to < from {
+				return 1, fmt.Sprintf("a shorter TTL (%d ticks)", to)
+			}
+			return 1 + (to-from)/10, fmt.Sprintf("a longer TTL (%d ticks): a crashed holder keeps the others waiting %d ticks longer; safe only while no pause, slow job or delay outlasts it (these bounds: %s)", to, to-from, outlasts(d))
+		}),
+	intKnob("renew", func(d *model.Design) *int { return &d.RenewTicks },
+		func(c int, d *model.Design) []int {
+			out := []int{1, 2, 3, d.TTLTicks / 2, d.TTLTicks - 1}
+			if c > 0 {
+				out = append(out, 0)
+			}
+			return out
+		},
+		func(d *model.Design, from, to int) (int, string) {
+			if to == 0 {
+				return 1, "no watchdog"
+			}
+			c := 2
+			if to <= 2 {
+				c = 3
+			}
+			return c, fmt.Sprintf("a watchdog that extends the TTL every %d ticks (a request every %d ticks while held)", to, to)
+		}),
+	intKnob("nodes", func(d *model.Design) *int { return &d.Nodes },
+		func(c int, d *model.Design) []int { return []int{3, 4, 5} },
+		func(d *model.Design, from, to int) (int, string) {
+			if to > from {
+				return 2 * (to - from), fmt.Sprintf("%d Redis nodes instead of %d", to, from)
+			}
+			return 1, fmt.Sprintf("%d Redis nodes instead of %d", to, from)
+		}),
+	intKnob("drift", func(d *model.Design) *int { return &d.DriftTicks },
+		func(c int, d *model.Design) []int { return []int{0, c + 1, c + 2, 2*c + 3} },
+		func(d *model.Design, from, to int) (int, string) {
+			return 1, fmt.Sprintf("a drift allowance of %d ticks (the validity window shrinks by %d)", to, to)
+		}),
+	intKnob("session", func(d *model.Design) *int { return &d.SessionTicks },
+		func(c int, d *model.Design) []int { return []int{c / 2, 2 * c, 3 * c} },
+		func(d *model.Design, from, to int) (int, string) {
+			return 1, fmt.Sprintf("a session timeout of %d ticks", to)
+		}),
+	intKnob("persist", func(d *model.Design) *int { return &d.Persist },
+		func(c int, d *model.Design) []int { return []int{1 - c} },
+		func(d *model.Design, from, to int) (int, string) {
+			if to == 1 {
+				return 2, "keep the lock nodes' keys on disk (AOF with fsync on every write: slower writes)"
+			}
+			return 1, "no persistence on the lock nodes"
+		}),
+	intKnob("restart", func(d *model.Design) *int { return &d.RestartTicks },
+		func(c int, d *model.Design) []int { return []int{d.TTLTicks, 2 * d.TTLTicks} },
+		func(d *model.Design, from, to int) (int, string) {
+			return 1, fmt.Sprintf("a crashed lock node stays down %d ticks before it rejoins (delayed restart)", to)
+		}),
+}
+
+// changes are every single change of d, in knob order.
+func changes(d model.Design) []Change {
+	var out []Change
+	for _, k := range knobs {
+		from := k.cur(&d)
+		for _, to := range k.values(&d) {
+			c, what := k.cost(&d, from, to)
+			out = append(out, Change{Key: k.key, From: from, To: to, Cost: c, What: what})
+		}
+	}
+	return out
+}
+
+// Knobs lists the axes and parameters a fix may change, in order.
+func Knobs() []string {
+	out := make([]string, len(knobs))
+	for i, k := range knobs {
+		out[i] = k.key
+	}
+	return out
+}
+
+// outlasts names the longest waits of d's fault budget, which a longer TTL
+// must outlast.
+func outlasts(d *model.Design) string {
+	var out []string
+	if d.Pauses > 0 {
+		out = append(out, fmt.Sprintf("pauses up to %d ticks", d.MaxPauseTicks))
+	}
+	if d.SlowJobs > 0 {
+		out = append(out, fmt.Sprintf("slow work %d ticks", d.SlowWorkTicks))
+	}
+	if d.Delays > 0 {
+		out = append(out, fmt.Sprintf("delays up to %d ticks", d.MaxDelayTicks))
+	}
+	if len(out) == 0 {
+		return "no pause, slow job or delay"
+	}
+	return strings.Join(out, ", ")
+}

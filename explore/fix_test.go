@@ -1,0 +1,199 @@
+package explore
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"lockcheck/model"
+)
+
+func fixOf(t *testing.T, name string, props string) *FixReport {
+	t.Helper()
+	d, err := model.ParseDesign(name)
+	require.NoError(t, err)
+	var ps []model.Property
+	if props != "" {
+		ps, err = model.ParseProperties(props)
+		require.NoError(t, err)
+	}
+	rep, err := Fix(FixConfig{Design: d, Properties: ps, Bounds: Bounds{Symmetry: true}})
+	require.NoError(t, err)
+	return rep
+}
+
+// holdsIndependently checks a design afresh, with every property: each
+// named always property holds, nothing the original satisfied breaks, and
+// every job can finish.
+func holdsIndependently(t *testing.T, d model.Design, props []string) {
+	t.Helper()
+	rep, err := Check(Config{Design: d, Bounds: Bounds{Symmetry: true}})
+	require.NoError(t, err)
+	for _, p := range props {
+		r, ok := rep.Result(p)
+		require.True(t, ok)
+		require.Equal(t, Holds, r.Status, "%s: %s", d.Name(), p)
+	}
+	r, _ := rep.Result("all-done")
+	require.Equal(t, Seen, r.Status, "%s: the jobs can finish", d.Name())
+}
+
+// A planted mistake with a known one-word fix: plain DEL removes another
+// client's lock; the check-and-delete script (cost 1) must come first for
+// own-release, and the suggested design must really hold.
+func TestFixFindsTheKnownFix(t *testing.T) {
+	rep := fixOf(t, "redis/del/none/plain,pauses=0,slow=1", "own-release")
+	require.Equal(t, []string{"own-release"}, rep.Violated)
+	require.NotEmpty(t, rep.Fixes)
+	first := rep.Fixes[0]
+	require.Equal(t, "release del → cad", first.ChangesText())
+	require.Equal(t, 1, first.Cost)
+	want := rep.Design
+	want.Release = model.ReleaseCAD
+	require.Equal(t, want, first.Design)
+	holdsIndependently(t, first.Design, []string{"own-release"})
+}
+
+// Every suggestion holds when checked afresh, and no nearer or cheaper
+// neighbour that holds was missed: each one-change neighbour cheaper than
+// the first fix, checked afresh, breaks a chosen property, breaks a
+// property the design kept, or cannot finish its jobs.
+func TestFixSuggestionsHoldAndNoneCheaperMissed(t *testing.T) {
+	for _, c := range []struct{ design, props string }{
+		{"demo2", ""},
+		{"demo3", "no-lost-update"},
+		{"demo4", ""},
+		{"zookeeper/cad/none/plain", ""},
+		{"db/cad/none/plain,tx=outside", ""},
+		{"replica/cad/rw/max-token,pauses=0", ""},
+	} {
+		t.Run(c.design, func(t *testing.T) {
+			rep := fixOf(t, c.design, c.props)
+			require.False(t, rep.Safe())
+			require.NotEmpty(t, rep.Fixes, "every unsafe catalogue design has a fix within two changes")
+			for i, f := range rep.Fixes {
+				if i >= 3 {
+					break
+				}
+				holdsIndependently(t, f.Design, rep.Properties)
+			}
+			best := rep.Fixes[0]
+			near, _ := Neighbours(rep.Design, 1)
+			require.NotEmpty(t, near)
+			for _, n := range near {
+				if len(best.Changes) > 1 || n.Cost < best.Cost || (n.Cost == best.Cost && n.Name() < best.Name()) {
+					r, err := Check(Config{Design: n.Design, Bounds: Bounds{Symmetry: true}})
+					require.NoError(t, err)
+					ok := true
+					for _, p := range rep.Properties {
+						if res, _ := r.Result(p); res.Status != Holds {
+							ok = false
+						}
+					}
+					if res, _ := r.Result("all-done"); res.Status != Seen {
+						ok = false
+					}
+					for _, orig := range rep.Original.Results {
+						if orig.Expect == model.Always && orig.Status == Holds {
+							if res, _ := r.Result(orig.Property); res.Status != Holds {
+								ok = false
+							}
+						}
+					}
+					require.False(t, ok, "%s holds and costs %d, less than the first fix %s (%d)", n.Name(), n.Cost, best.Name(), best.Cost)
+				}
+			}
+		})
+	}
+}
+
+func TestFixSafeDesignSaysSo(t *testing.T) {
+	rep := fixOf(t, "demo1", "")
+	require.True(t, rep.Safe())
+	require.Empty(t, rep.Checked, "a safe design searches no neighbour")
+	rep = fixOf(t, "demo6", "no-lost-update")
+	require.True(t, rep.Safe())
+}
+
+// A neighbour that prevents the lost update only because the other
+// clients never get the lock (wait=notify: an expiry publishes nothing)
+// breaks progress, and is no fix.
+func TestFixRejectsAFixThatBreaksAnotherProperty(t *testing.T) {
+	rep := fixOf(t, "demo2", "no-lost-update")
+	var notify *Candidate
+	for i := range rep.Checked {
+		if rep.Checked[i].ChangesText() == "wait poll → notify" {
+			notify = &rep.Checked[i]
+		}
+	}
+	require.NotNil(t, notify)
+	require.Contains(t, notify.Breaks, "progress")
+	require.False(t, notify.Holds)
+	for _, f := range rep.Fixes {
+		require.NotEqual(t, notify.Name(), f.Name())
+	}
+}
+
+// The neighbours come from the grammar: every value of every path part and
+// word parameter of model.DescribeAxes is reached by some single change of
+// some design, and two changes never repeat a design of one change.
+func TestNeighboursCoverTheGrammar(t *testing.T) {
+	reached := map[string]bool{}
+	for _, name := range []string{"redis/cad/none/plain", "redlock/cad/none/plain", "db/cad/none/plain", "redis/del/rw/max-token,renew=3"} {
+		d, err := model.ParseDesign(name)
+		require.NoError(t, err)
+		for _, c := range changes(d) {
+			reached[c.Key+"="+c.From] = true
+			reached[c.Key+"="+c.To] = true
+		}
+		one, _ := Neighbours(d, 1)
+		two, _ := Neighbours(d, 2)
+		names := map[string]bool{}
+		for _, c := range one {
+			require.Len(t, c.Changes, 1)
+			names[c.Name()] = true
+		}
+		for _, c := range two {
+			require.Len(t, c.Changes, 2)
+			require.False(t, names[c.Name()], "%s is one change away", c.Name())
+			require.NotEqual(t, c.Changes[0].Key, c.Changes[1].Key)
+		}
+	}
+	axes := model.DescribeAxes()
+	section := ""
+	for _, line := range strings.Split(axes, "\n") {
+		if strings.HasPrefix(line, "numbers") || strings.HasPrefix(line, "presets") {
+			section = ""
+			continue
+		}
+		if !strings.HasPrefix(line, " ") && strings.HasSuffix(line, "):") {
+			section, _, _ = strings.Cut(line, " ")
+			continue
+		}
+		if section == "" || section == "bug" || section == "clock" || !strings.HasPrefix(line, "  ") {
+			continue
+		}
+		value := strings.Fields(line)[0]
+		require.True(t, reached[section+"="+value], "no change reaches %s=%s", section, value)
+	}
+}
+
+func TestFixIsDeterministic(t *testing.T) {
+	a := fixOf(t, "demo4", "")
+	b := fixOf(t, "demo4", "")
+	require.Equal(t, len(a.Checked), len(b.Checked))
+	for i := range a.Checked {
+		require.Equal(t, a.Checked[i].Name(), b.Checked[i].Name())
+		require.Equal(t, a.Checked[i].Results, b.Checked[i].Results)
+	}
+}
+
+func TestFixBadInput(t *testing.T) {
+	d := model.DefaultDesign()
+	p, _ := model.PropertyByName("all-done")
+	_, err := Fix(FixConfig{Design: d, Properties: []model.Property{p}})
+	require.ErrorContains(t, err, "sometimes property")
+	_, err = Fix(FixConfig{Design: d, MaxChanges: 3})
+	require.ErrorContains(t, err, "want 1 or 2")
+}
