@@ -39,6 +39,11 @@ var Properties = []Property{
 	{"exclusive", Always,
 		"no client reads or writes storage while the key is not its own (the seed's ✗)",
 		func(d *Design, s *State, ev *Event) bool { return ev != nil && ev.Flags&EvUnsafe != 0 }},
+	// mutex is lock safety, apart from data safety: a fenced design breaks
+	// it (two holders) and still loses no update (demo6).
+	{"mutex", Always,
+		"no two clients believe they hold the lock at once (the service never grants it while an earlier grant is still believed in)",
+		func(d *Design, s *State, ev *Event) bool { return believers(d, s) >= 2 }},
 	{"own-release", Always,
 		"a release never removes a lock that another client holds",
 		func(d *Design, s *State, ev *Event) bool { return ev != nil && ev.Flags&EvRemovedOther != 0 }},
@@ -71,6 +76,20 @@ var Properties = []Property{
 			}
 			return true
 		}},
+}
+
+// believers counts the clients that believe they hold the lock. Belief
+// starts only when the service grants the lock (an acquire's reply, a
+// Redlock quorum, the lowest ZooKeeper node) and ends at the release or a
+// crash, so two believers at once are two grants that overlap.
+func believers(d *Design, s *State) int {
+	n := 0
+	for i := 0; i < d.Clients; i++ {
+		if s.Clients[i].Flags&FlagBelieves != 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // stuck: some live client can never get the lock: a key with no expiry

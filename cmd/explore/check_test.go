@@ -37,7 +37,7 @@ func TestCheckDemo2Violated(t *testing.T) {
 		"  fenced              not seen\n",
 		"shortest counterexample for exclusive (31 steps):\n",
 		"✗", // the timeline's unsafe row
-		"also violated: no-lost-update (41 steps)",
+		"also violated: mutex (33 steps), no-lost-update (41 steps)",
 		"search: 5,324 distinct states, 7,568 transitions, depth 52, complete\n",
 	} {
 		if !strings.Contains(out, want) {

@@ -24,6 +24,7 @@ func init() {
 // last table: lock safety, data safety, liveness.
 var matrixColumns = []struct{ name, group string }{
 	{"exclusive", "lock"},
+	{"mutex", "lock"},
 	{"own-release", "lock"},
 	{"no-lost-update", "data"},
 	{"linearizable", "data"},
@@ -177,8 +178,8 @@ func fileExists(p string) bool {
 }
 
 func writeMatrixMarkdown(w io.Writer, rows []matrixRow) {
-	fmt.Fprintln(w, "| design | what it shows | exclusive | own-release | no-lost-update | linearizable | progress | states |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---:|")
+	fmt.Fprintln(w, "| design | what it shows | exclusive | mutex | own-release | no-lost-update | linearizable | progress | states |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---:|")
 	for _, r := range rows {
 		fmt.Fprintf(w, "| `%s` | %s |", r.Design, r.Why)
 		for _, c := range r.Cells {
@@ -188,7 +189,7 @@ func writeMatrixMarkdown(w io.Writer, rows []matrixRow) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "holds: no reachable state within the design's horizon and fault budget breaks it; ✗ N: violated, shortest counterexample N steps;")
-	fmt.Fprintln(w, "lock safety = exclusive, own-release; data safety = no-lost-update, linearizable (porcupine, on the shortest counterexample); liveness = progress.")
+	fmt.Fprintln(w, "lock safety = exclusive, mutex, own-release; data safety = no-lost-update, linearizable (porcupine, on the shortest counterexample); liveness = progress.")
 }
 
 func cellText(c matrixCell) string {
