@@ -25,7 +25,7 @@ func TestFixDemo4(t *testing.T) {
 func TestFixSafe(t *testing.T) {
 	code, out, errs := runCmd("fix", "-design", "demo1")
 	require.Equal(t, exitOK, code, errs)
-	require.Contains(t, out, "already safe: exclusive, own-release, no-lost-update, progress hold within the bounds (and every job can finish: all-done seen)")
+	require.Contains(t, out, "already safe: exclusive, mutex, own-release, no-lost-update, progress hold within the bounds (and every job can finish: all-done seen)")
 }
 
 func TestFixJSON(t *testing.T) {
