@@ -24,6 +24,7 @@
 package explore
 
 import (
+	"context"
 	"fmt"
 
 	"lockcheck/model"
@@ -55,6 +56,17 @@ type Config struct {
 	Properties []model.Property // nil = all
 	Bounds     Bounds
 	Progress   func(Progress) // called about once a second on long runs, from another goroutine; may be nil
+	// Found is called as soon as a property is decided (a counterexample
+	// or a witness), with the states visited so far, from the goroutine
+	// that called Check; may be nil.
+	Found func(r Result, states int64)
+	// First stops the search at the end of the first level that violates
+	// an always property; the undecided properties are incomplete.
+	First bool
+	// Context stops the search when done (StoppedBy "interrupted"), within
+	// one work unit of the level being expanded; the level's partial
+	// findings are dropped, what earlier levels proved stands. nil: never.
+	Context context.Context
 }
 
 // Progress is a snapshot of a running search.
@@ -64,6 +76,8 @@ type Progress struct {
 	Depth       int
 	Seconds     float64 // since the search began
 	MemoryBytes int64   // estimated memory of the search (see Stats.MemoryBytes)
+	Level       int64   // states of the level being expanded
+	LevelDone   int64   // of which expanded so far
 }
 
 // Result is one property's verdict. Trace is the shortest counterexample
@@ -82,8 +96,11 @@ type Stats struct {
 	Transitions int64
 	Depth       int
 	Complete    bool   // the reachable space within MaxSteps was exhausted
-	StoppedBy   string // the bound that stopped the search: "max-steps", "max-states", "max-memory", or ""
-	Seconds     float64
+	StoppedBy   string // what stopped the search: "max-steps", "max-states", "max-memory", "first", "interrupted", or "" (every property decided)
+	// Proved is the depth up to which every step was checked: no undecided
+	// property has a counterexample (or witness) of Proved steps or fewer.
+	Proved  int
+	Seconds float64
 	// VisitedBytes is what the search keeps per visited state: the
 	// fingerprint table and the trail (parent and action). Divided by
 	// Distinct, it is the bytes per visited state.

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"reflect"
@@ -353,6 +354,119 @@ func TestProgress(t *testing.T) {
 		}
 		if i > 0 && (p.States < got[i-1].States || p.Transitions < got[i-1].Transitions) {
 			t.Errorf("report %d: %+v after %+v", i, p, got[i-1])
+		}
+	}
+}
+
+// An incomplete search states what it proved: no property left undecided
+// has a counterexample of Proved steps or fewer. On demo2 (exclusive is
+// broken in 31 steps, no-lost-update in 41) each step bound is checked
+// against the unbounded search.
+func TestProvedDepth(t *testing.T) {
+	d := design(t, "demo2")
+	full := check(t, Config{Design: d, Bounds: Bounds{Symmetry: true}})
+	ex, _ := full.Result("exclusive")
+	if ex.Status != Violated || len(ex.Trace) != 31 {
+		t.Fatalf("exclusive: %v", ex)
+	}
+	for _, steps := range []int{1, 20, 30, 31, 40} {
+		r := check(t, Config{Design: d, Bounds: Bounds{Symmetry: true, MaxSteps: steps}})
+		if r.Stats.Proved != steps || r.Stats.StoppedBy != "max-steps" {
+			t.Errorf("-steps %d: proved %d, stopped by %q", steps, r.Stats.Proved, r.Stats.StoppedBy)
+		}
+		for _, res := range r.Results {
+			want, _ := full.Result(res.Property)
+			switch {
+			case res.Status == Incomplete && want.Trace != nil && len(want.Trace) <= r.Stats.Proved:
+				t.Errorf("-steps %d: %s incomplete, but proved to %d and broken at %d", steps, res.Property, r.Stats.Proved, len(want.Trace))
+			case res.Status != Incomplete && !reflect.DeepEqual(res, want):
+				t.Errorf("-steps %d: %v, unbounded %v", steps, res, want)
+			}
+		}
+	}
+	// a states bound stops inside a level whose steps were all checked
+	r := check(t, Config{Design: d, Bounds: Bounds{Symmetry: true, MaxStates: 1000}})
+	if r.Stats.StoppedBy != "max-states" || r.Stats.Proved != r.Stats.Depth {
+		t.Errorf("-max-states: %+v", r.Stats)
+	}
+}
+
+// First stops after the level of the first violation; Found reports each
+// verdict as it comes, the same as the report's.
+func TestFirstAndFound(t *testing.T) {
+	d := design(t, "demo2")
+	var found []Result
+	r := check(t, Config{Design: d, Bounds: Bounds{Symmetry: true}, First: true, Found: func(res Result, states int64) {
+		if states <= 0 {
+			t.Errorf("found %v at %d states", res, states)
+		}
+		found = append(found, res)
+	}})
+	if r.Stats.StoppedBy != "first" || r.Stats.Proved != 31 || r.Stats.Complete {
+		t.Errorf("stats %+v", r.Stats)
+	}
+	for _, res := range r.Results {
+		switch {
+		case res.Property == "exclusive":
+			if res.Status != Violated {
+				t.Errorf("%v", res)
+			}
+		case res.Expect == model.Sometimes: // witnesses may come first
+			if res.Status != Seen && res.Status != Incomplete {
+				t.Errorf("%v", res)
+			}
+		case res.Status != Incomplete:
+			t.Errorf("%v, want incomplete", res)
+		}
+	}
+	var decided []Result
+	for _, res := range r.Results {
+		if res.Trace != nil {
+			decided = append(decided, res)
+		}
+	}
+	if len(found) != len(decided) {
+		t.Fatalf("found %v, report %v", found, decided)
+	}
+	for _, f := range found {
+		res, _ := r.Result(f.Property)
+		if !reflect.DeepEqual(f, res) {
+			t.Errorf("found %v, report %v", f, res)
+		}
+	}
+}
+
+// A done context stops the search: what was decided before stands, the
+// rest is incomplete, and the level being expanded is dropped.
+func TestInterrupted(t *testing.T) {
+	d := design(t, "demo2")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := check(t, Config{Design: d, Bounds: Bounds{Symmetry: true}, Context: ctx, Found: func(res Result, _ int64) {
+		if res.Status == Violated {
+			cancel()
+		}
+	}})
+	if r.Stats.StoppedBy != "interrupted" || r.Stats.Proved != 31 || r.Stats.Depth != 31 {
+		t.Errorf("stats %+v", r.Stats)
+	}
+	ex, _ := r.Result("exclusive")
+	nl, _ := r.Result("no-lost-update")
+	if ex.Status != Violated || len(ex.Trace) != 31 || nl.Status != Incomplete {
+		t.Errorf("%v, %v", ex, nl)
+	}
+
+	// mid-level, on a bigger design: the call returns soon after the cancel
+	big := design(t, "redlock/cad/none/plain,clients=4")
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	r = check(t, Config{Design: big, Bounds: Bounds{Symmetry: true, Workers: 2}, Context: ctx})
+	if r.Stats.StoppedBy != "interrupted" || r.Stats.Complete {
+		t.Errorf("stats %+v", r.Stats)
+	}
+	for _, res := range r.Results {
+		if res.Status == Holds || res.Status == NotSeen {
+			t.Errorf("%v after an interrupt", res)
 		}
 	}
 }

@@ -55,6 +55,7 @@ func naiveCheck(cfg Config) (*Report, error) {
 	frontier := []int32{0}
 	var buf []model.Action
 	depth := 0
+	proved := 0
 	truncated := false
 	for len(frontier) > 0 && remaining > 0 {
 		if cfg.Bounds.MaxSteps > 0 && depth >= cfg.Bounds.MaxSteps {
@@ -88,6 +89,7 @@ func naiveCheck(cfg Config) (*Report, error) {
 				next = append(next, id)
 			}
 		}
+		proved = depth + 1 // every step from this level was checked
 		if len(next) > 0 {
 			depth++
 		}
@@ -96,6 +98,10 @@ func naiveCheck(cfg Config) (*Report, error) {
 	rep.Stats.Distinct = int64(len(states))
 	rep.Stats.Depth = depth
 	rep.Stats.Complete = !truncated && len(frontier) == 0
+	if rep.Stats.Complete || (cfg.Bounds.MaxSteps > 0 && depth >= cfg.Bounds.MaxSteps) {
+		proved = depth
+	}
+	rep.Stats.Proved = proved
 	for i := range rep.Results {
 		if done[i] {
 			continue

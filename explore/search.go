@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -45,6 +46,7 @@ func Check(cfg Config) (*Report, error) {
 		set:     newFPSet(),
 		trail:   newTrail(),
 		done:    make([]bool, len(props)),
+		found:   cfg.Found,
 	}
 	e.rep = &Report{Design: d, Bounds: cfg.Bounds, Results: make([]Result, len(props))}
 	for i, p := range props {
@@ -63,6 +65,11 @@ func Check(cfg Config) (*Report, error) {
 			close(stop)
 			wg.Wait()
 		}()
+	}
+	e.first = cfg.First
+	if cfg.Context != nil {
+		stop := context.AfterFunc(cfg.Context, func() { e.interrupted.Store(true) })
+		defer stop()
 	}
 	if err := e.run(); err != nil {
 		return nil, err
@@ -140,6 +147,11 @@ type engine struct {
 	peak        int64
 	abort       atomic.Bool // the memory bound was reached inside a level
 	tooMany     atomic.Bool // a state has more actions than an index holds
+	interrupted atomic.Bool // Config.Context is done
+	level       atomic.Int64
+	levelDone   atomic.Int64
+	first       bool
+	found       func(Result, int64)
 }
 
 // unit is one range of the frontier and the fingerprints of its steps, in
@@ -175,6 +187,7 @@ func (e *engine) run() error {
 	e.base = 0
 	e.distinct.Store(1)
 	depth := 0
+	proved := 0 // every step of the levels before depth was checked
 	complete := false
 	stopped := ""
 	for {
@@ -183,6 +196,10 @@ func (e *engine) run() error {
 			break
 		}
 		if e.remaining() == 0 {
+			break
+		}
+		if e.interrupted.Load() {
+			stopped = "interrupted"
 			break
 		}
 		if e.bounds.MaxSteps > 0 && depth >= e.bounds.MaxSteps {
@@ -202,6 +219,11 @@ func (e *engine) run() error {
 		if e.tooMany.Load() {
 			return fmt.Errorf("explore: a state has more than %d enabled actions", 1<<16-1)
 		}
+		if e.interrupted.Load() {
+			// as for the memory bound: the level's partial findings go
+			stopped = "interrupted"
+			break
+		}
 		if e.abort.Load() {
 			// the level did not finish: its partial findings are dropped so
 			// that the outcome does not depend on timing
@@ -215,6 +237,11 @@ func (e *engine) run() error {
 		e.rep.Stats.Transitions += e.steps
 		if err := e.recordLevel(live); err != nil {
 			return err
+		}
+		proved = depth + 1
+		if e.first && e.anyViolated() {
+			stopped = "first"
+			break
 		}
 		e.unitsCap = 0
 		for _, u := range e.units {
@@ -243,6 +270,10 @@ func (e *engine) run() error {
 	}
 	e.rep.Stats.Distinct = int64(e.trail.n)
 	e.rep.Stats.Depth = depth
+	if complete {
+		proved = depth
+	}
+	e.rep.Stats.Proved = proved
 	e.rep.Stats.Complete = complete
 	e.rep.Stats.StoppedBy = stopped
 	e.rep.Stats.Seconds = time.Since(e.start).Seconds()
@@ -301,6 +332,19 @@ func (e *engine) record(i int, trace []model.Action) {
 	} else {
 		e.rep.Results[i].Status = Seen
 	}
+	if e.found != nil {
+		e.found(e.rep.Results[i], int64(e.trail.n))
+	}
+}
+
+// anyViolated reports whether an always property has a counterexample.
+func (e *engine) anyViolated() bool {
+	for _, r := range e.rep.Results {
+		if r.Status == Violated {
+			return true
+		}
+	}
+	return false
 }
 
 // parallel runs f(w) for w in 0..workers-1 and waits.
@@ -347,12 +391,15 @@ func (e *engine) expandLevel(live []int) {
 		u.lo, u.hi = k*unitStates, min((k+1)*unitStates, len(e.frontier))
 	}
 	var total atomic.Int64
+	e.level.Store(int64(len(e.frontier)))
+	e.levelDone.Store(0)
 	e.forUnits(func(u *unit) {
 		e.expand(u, live)
+		e.levelDone.Add(int64(u.hi - u.lo))
 		if e.overMemory(total.Add(int64(len(u.fps))), 0) {
 			e.abort.Store(true)
 		}
-	}, func() bool { return e.abort.Load() || e.tooMany.Load() })
+	}, func() bool { return e.abort.Load() || e.tooMany.Load() || e.interrupted.Load() })
 	e.steps = 0
 	for _, u := range e.units {
 		u.first = e.steps
@@ -634,6 +681,8 @@ func (e *engine) progressLoop(f func(Progress), stop <-chan struct{}) {
 				Depth:       int(e.depth.Load()),
 				Seconds:     time.Since(e.start).Seconds(),
 				MemoryBytes: e.memory.Load(),
+				Level:       e.level.Load(),
+				LevelDone:   e.levelDone.Load(),
 			})
 		}
 	}

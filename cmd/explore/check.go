@@ -31,7 +31,9 @@ type checkArgs struct {
 	props  []model.Property
 	bounds explore.Bounds
 	json   bool
+	first  bool
 	out    string // folder for the counterexample files; "" = none
+	signal string // the signal that stopped the search, if one did
 }
 
 // Limits on the numeric flags (the design's own numbers are checked by
@@ -72,12 +74,14 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 	sym := fs.Bool("symmetry", true, "symmetry reduction over interchangeable clients (-symmetry=false to turn off)")
 	maxStates := fs.Int64("max-states", 0, "stop after this many distinct states: incomplete (0 = no limit)")
 	maxMemory := fs.Int64("max-memory", 0, "stop before the search's memory (visited set, trail, frontiers; the process takes about 10% more) would pass this many MB: incomplete (0 = no limit)")
-	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of text (bad input too: {\"error\": ...})")
+	first := fs.Bool("first", false, "stop at the first violation of any always property (the others are then incomplete)")
 	out := fs.String("out", "", "write each violated property's shortest counterexample (.txt, .html, -porcupine.html) into this folder")
 	var u bytes.Buffer
 	fs.SetOutput(&u)
 	fmt.Fprintln(&u, "usage: explore check -design NAME [flags]")
-	fmt.Fprintln(&u, "Exit codes: 0 every always-property holds within the bounds, 1 one is violated, 2 bad input, 3 incomplete.")
+	fmt.Fprintln(&u, "Exit codes: 0 every always-property holds within the bounds, 1 one is violated (even if the search was then stopped), 2 bad input, 3 incomplete.")
+	fmt.Fprintln(&u, "Each violation is printed on stderr as soon as found. SIGINT (Ctrl-C) or SIGTERM stops the search and prints the partial result; a second one kills.")
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
 	usage = u.String()
@@ -130,6 +134,7 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 		Symmetry:  *sym,
 	}
 	a.json = *asJSON
+	a.first = *first
 	a.out = *out
 	return a, false, usage, nil
 }
@@ -141,14 +146,12 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "explore check:", err)
-		return exitUsage
+		return failUsage(stdout, stderr, "check", wantsJSON(args), err.Error())
 	}
 	d := a.design
 	if a.out != "" { // before the search: a bad folder is bad input, not a late failure
 		if err := checkOutDir(a.out); err != nil {
-			fmt.Fprintf(stderr, "explore check: -out %s: %v\n", a.out, err)
-			return exitUsage
+			return failUsage(stdout, stderr, "check", a.json, fmt.Sprintf("-out %s: %v", a.out, err))
 		}
 	}
 	// the search's memory is a few large arrays without pointers: collecting
@@ -156,23 +159,41 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	// SPIN configuration without symmetry: peak RSS 850 MB at the default
 	// GOGC, 610 MB at 25, 500 MB at 10 for 3% more CPU)
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
-	rep, err := explore.Check(explore.Config{Design: d, Properties: a.props, Bounds: a.bounds, Progress: func(p explore.Progress) {
-		fmt.Fprintf(stderr, "explore check: %s states, %s transitions, depth %d, %s states/s, %s MB, %.0fs\n",
-			thousands(p.States), thousands(p.Transitions), p.Depth, thousands(int64(float64(p.States)/max(p.Seconds, 1e-9))), thousands(p.MemoryBytes>>20), p.Seconds)
-	}})
+	ctx, signalled, stopSignals := interruptible()
+	defer stopSignals()
+	pp := newProgressPrinter(stderr, "explore check: ")
+	start := time.Now()
+	rep, err := explore.Check(explore.Config{
+		Design: d, Properties: a.props, Bounds: a.bounds, First: a.first, Context: ctx,
+		Progress: pp.progress,
+		Found: func(r explore.Result, states int64) {
+			if r.Status != explore.Violated {
+				return // witnesses are in the result; violations are news
+			}
+			pp.line(fmt.Sprintf("%s %s (%d steps) after %s states, %.1fs", r.Property, r.Status, len(r.Trace), thousands(states), time.Since(start).Seconds()))
+		},
+	})
+	pp.done()
 	if err != nil {
-		fmt.Fprintln(stderr, "explore check:", err)
-		return exitUsage
+		return failUsage(stdout, stderr, "check", a.json, err.Error())
+	}
+	if rep.Stats.StoppedBy == "interrupted" {
+		a.signal = signalled()
+		pp.line(fmt.Sprintf("stopped by %s: the partial result follows", a.signal))
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
+	peak := uint64(peakResidentBytes())
+	if peak == 0 {
+		peak = ms.Sys
+	}
 	code := exitOK
 	for _, r := range rep.Results {
 		if r.Status == explore.Incomplete && code == exitOK {
 			code = exitIncomplete
 		}
 		if r.Status == explore.Violated {
-			code = exitViolated
+			code = exitViolated // a counterexample is final, however the search ended
 		}
 	}
 	var runs []*model.Run // replays of the violated Always properties, in order
@@ -183,11 +204,16 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 		run, err := model.Replay(&d, r.Trace)
 		if err != nil {
-			fmt.Fprintf(stderr, "explore check: internal error: the counterexample for %s does not replay: %v\n", r.Property, err)
-			return exitUsage
+			return failUsage(stdout, stderr, "check", a.json, fmt.Sprintf("internal error: the counterexample for %s does not replay: %v", r.Property, err))
 		}
 		runs = append(runs, run)
 		violated = append(violated, r)
+	}
+	lins := make([]*linearizability.Result, len(runs)) // porcupine's verdict on each counterexample
+	for i, run := range runs {
+		if lr, err := linearizability.CheckRun(run, linearizability.Options{Timeout: 10 * time.Second}); err == nil {
+			lins[i] = &lr
+		}
 	}
 	var files []string
 	var writeErr error
@@ -203,12 +229,12 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if a.json {
-		if err := writeCheckJSON(stdout, &a, rep, violated, ms.Sys, files); err != nil {
+		if err := writeCheckJSON(stdout, &a, rep, violated, lins, peak, files); err != nil {
 			fmt.Fprintln(stderr, "explore check:", err)
 			return exitUsage
 		}
 	} else {
-		writeCheckText(stdout, &a, rep, violated, runs, ms.Sys)
+		writeCheckText(stdout, &a, rep, violated, runs, lins, peak)
 		for _, p := range files {
 			fmt.Fprintln(stdout, "wrote", p)
 		}
@@ -237,8 +263,9 @@ func checkOutDir(dir string) error {
 	return os.Remove(f.Name())
 }
 
-// statusText is a verdict in the report's words.
-func statusText(r explore.Result) string {
+// statusText is a verdict in the report's words. An incomplete verdict
+// says what the search proved.
+func statusText(r explore.Result, st explore.Stats) string {
 	switch r.Status {
 	case explore.Holds:
 		return "holds (within bounds)"
@@ -246,11 +273,17 @@ func statusText(r explore.Result) string {
 		return fmt.Sprintf("%s (%d steps)", r.Status, len(r.Trace))
 	case explore.NotSeen:
 		return "not seen"
+	case explore.Incomplete:
+		what := "counterexample"
+		if r.Expect == model.Sometimes {
+			what = "witness"
+		}
+		return fmt.Sprintf("incomplete: no %s up to depth %d (%s states)", what, st.Proved, thousands(st.Distinct))
 	}
 	return string(r.Status)
 }
 
-func writeCheckText(w io.Writer, a *checkArgs, rep *explore.Report, violated []explore.Result, runs []*model.Run, sys uint64) {
+func writeCheckText(w io.Writer, a *checkArgs, rep *explore.Report, violated []explore.Result, runs []*model.Run, lins []*linearizability.Result, peak uint64) {
 	d := a.design
 	if a.name != d.Name() {
 		fmt.Fprintf(w, "design %s (-design %s)\n", d.Name(), a.name)
@@ -259,12 +292,12 @@ func writeCheckText(w io.Writer, a *checkArgs, rep *explore.Report, violated []e
 	}
 	fmt.Fprintf(w, "bounds: %s\n\n", counterexamples.BoundsText(d, a.bounds))
 	for _, r := range rep.Results {
-		fmt.Fprintf(w, "  %-19s %s\n", r.Property, statusText(r))
+		fmt.Fprintf(w, "  %-19s %s\n", r.Property, statusText(r, rep.Stats))
 	}
 	if len(violated) > 0 {
 		fmt.Fprintf(w, "\nshortest counterexample for %s (%d steps):\n\n%s", violated[0].Property, len(violated[0].Trace), model.Render(runs[0]))
-		if lr, err := linearizability.CheckRun(runs[0], linearizability.Options{Timeout: 10 * time.Second}); err == nil {
-			fmt.Fprintln(w, lr.Summary)
+		if lins[0] != nil {
+			fmt.Fprintln(w, lins[0].Summary)
 		}
 		if len(violated) > 1 {
 			var others []string
@@ -286,13 +319,21 @@ func writeCheckText(w io.Writer, a *checkArgs, rep *explore.Report, violated []e
 			end = fmt.Sprintf("stopped by -steps %d", a.bounds.MaxSteps)
 		case "max-memory":
 			end = fmt.Sprintf("stopped by -max-memory %d", a.bounds.MaxMemory>>20)
+		case "first":
+			end = "stopped at the first violation (-first)"
+		case "interrupted":
+			end = "interrupted"
+			if a.signal != "" {
+				end += " by " + a.signal
+			}
 		default:
 			end = "stopped by " + st.StoppedBy
 		}
+		end += fmt.Sprintf("; every step checked up to depth %d", st.Proved)
 	}
 	fmt.Fprintf(w, "\nsearch: %s distinct states, %s transitions, depth %d, %s\n", thousands(st.Distinct), thousands(st.Transitions), st.Depth, end)
-	fmt.Fprintf(w, "time: %.2f s, %s states/s; memory: %s MB peak (Go runtime), %.1f bytes per visited state\n",
-		st.Seconds, thousands(int64(float64(st.Distinct)/max(st.Seconds, 1e-9))), thousands(int64(sys>>20)), bytesPerState(st))
+	fmt.Fprintf(w, "time: %.2f s, %s states/s; memory: %s MB peak resident, %.1f bytes per visited state\n",
+		st.Seconds, thousands(int64(float64(st.Distinct)/max(st.Seconds, 1e-9))), thousands(int64(peak>>20)), bytesPerState(st))
 }
 
 func bytesPerState(st explore.Stats) float64 {
@@ -313,36 +354,55 @@ type checkJSON struct {
 	Files          []string        `json:"files,omitempty"` // counterexample files written (-out)
 }
 
+// checkBoundsJSON is every bound the text's bounds line shows: the
+// search's limits, the design's time and the whole fault budget.
 type checkBoundsJSON struct {
-	Steps       int   `json:"steps"` // 0: no limit
-	Horizon     int   `json:"horizon"`
-	Pauses      int   `json:"pauses"`
-	MaxPause    int   `json:"max_pause"`
-	Crashes     int   `json:"crashes"`
-	Slow        int   `json:"slow"`
-	Clients     int   `json:"clients"`
-	MaxStates   int   `json:"max_states"`    // 0: no limit
-	MaxMemoryMB int64 `json:"max_memory_mb"` // 0: no limit
-	Symmetry    bool  `json:"symmetry"`
+	Steps        int   `json:"steps"` // 0: no limit
+	Horizon      int   `json:"horizon"`
+	TTL          int   `json:"ttl"`
+	Work         int   `json:"work"`
+	Clients      int   `json:"clients"`
+	Pauses       int   `json:"pauses"`
+	MaxPause     int   `json:"max_pause"`
+	Crashes      int   `json:"crashes"`
+	Slow         int   `json:"slow"`
+	SlowWork     int   `json:"slow_work"`
+	NodeCrashes  int   `json:"node_crashes"`
+	RestartTicks int   `json:"restart"`
+	ClockJumps   int   `json:"clock_jumps"`
+	JumpTicks    int   `json:"jump"`
+	Delays       int   `json:"delays"`
+	MaxDelay     int   `json:"max_delay"`
+	Failovers    int   `json:"failovers"`
+	MaxStates    int   `json:"max_states"`    // 0: no limit
+	MaxMemoryMB  int64 `json:"max_memory_mb"` // 0: no limit
+	Symmetry     bool  `json:"symmetry"`
+	First        bool  `json:"first"`
 }
 
 type checkResJSON struct {
 	Property    string `json:"property"`
 	Expect      string `json:"expect"` // always or sometimes
 	Status      string `json:"status"` // holds, violated, seen, not-seen, incomplete
+	Verdict     string `json:"verdict"`
 	TraceLength *int   `json:"trace_length,omitempty"`
+	// Linearizable is porcupine's verdict on the counterexample's job
+	// history (yes, no, unknown); null without a counterexample.
+	Linearizable *string `json:"linearizable"`
 }
 
 type checkStatsJSON struct {
 	Distinct        int64   `json:"distinct"`
 	Transitions     int64   `json:"transitions"`
 	Depth           int     `json:"depth"`
+	ProvedDepth     int     `json:"proved_depth"` // every step checked up to this depth
 	Complete        bool    `json:"complete"`
 	StoppedBy       string  `json:"stopped_by,omitempty"`
+	Signal          string  `json:"signal,omitempty"`
 	BytesPerState   float64 `json:"bytes_per_state"`
 	Seconds         float64 `json:"seconds"`
 	StatesPerSecond int64   `json:"states_per_second"`
-	PeakMemoryBytes uint64  `json:"peak_memory_bytes"`
+	PeakMemoryBytes uint64  `json:"peak_memory_bytes"` // peak resident memory of the process
 }
 
 type checkCexJSON struct {
@@ -350,31 +410,50 @@ type checkCexJSON struct {
 	Steps    []string `json:"steps"`
 }
 
-func writeCheckJSON(w io.Writer, a *checkArgs, rep *explore.Report, violated []explore.Result, sys uint64, files []string) error {
+func linWord(v linearizability.Verdict) string {
+	switch v {
+	case linearizability.Ok:
+		return "yes"
+	case linearizability.Illegal:
+		return "no"
+	}
+	return "unknown"
+}
+
+func writeCheckJSON(w io.Writer, a *checkArgs, rep *explore.Report, violated []explore.Result, lins []*linearizability.Result, peak uint64, files []string) error {
 	d := a.design
 	out := checkJSON{
 		Design: d.Name(),
 		Bounds: checkBoundsJSON{
-			Steps: a.bounds.MaxSteps, Horizon: d.HorizonTicks, Pauses: d.Pauses, MaxPause: d.MaxPauseTicks,
-			Crashes: d.Crashes, Slow: d.SlowJobs, Clients: d.Clients,
-			MaxStates: a.bounds.MaxStates, MaxMemoryMB: a.bounds.MaxMemory >> 20, Symmetry: a.bounds.Symmetry,
+			Steps: a.bounds.MaxSteps, Horizon: d.HorizonTicks, TTL: d.TTLTicks, Work: d.WorkTicks, Clients: d.Clients,
+			Pauses: d.Pauses, MaxPause: d.MaxPauseTicks, Crashes: d.Crashes, Slow: d.SlowJobs, SlowWork: d.SlowWorkTicks,
+			NodeCrashes: d.NodeCrashes, RestartTicks: d.RestartTicks, ClockJumps: d.ClockJumps, JumpTicks: d.JumpTicks,
+			Delays: d.Delays, MaxDelay: d.MaxDelayTicks, Failovers: d.Failovers,
+			MaxStates: a.bounds.MaxStates, MaxMemoryMB: a.bounds.MaxMemory >> 20, Symmetry: a.bounds.Symmetry, First: a.first,
 		},
 		Results: []checkResJSON{},
 		Files:   files,
 	}
 	for _, r := range rep.Results {
-		res := checkResJSON{Property: r.Property, Expect: r.Expect.String(), Status: string(r.Status)}
+		res := checkResJSON{Property: r.Property, Expect: r.Expect.String(), Status: string(r.Status), Verdict: statusText(r, rep.Stats)}
 		if r.Trace != nil {
 			n := len(r.Trace)
 			res.TraceLength = &n
+		}
+		for i, v := range violated {
+			if v.Property == r.Property && lins[i] != nil {
+				word := linWord(lins[i].Verdict)
+				res.Linearizable = &word
+			}
 		}
 		out.Results = append(out.Results, res)
 	}
 	st := rep.Stats
 	out.Stats = checkStatsJSON{
-		Distinct: st.Distinct, Transitions: st.Transitions, Depth: st.Depth, Complete: st.Complete, StoppedBy: st.StoppedBy,
+		Distinct: st.Distinct, Transitions: st.Transitions, Depth: st.Depth, ProvedDepth: st.Proved, Complete: st.Complete,
+		StoppedBy: st.StoppedBy, Signal: a.signal,
 		BytesPerState: float64(int(bytesPerState(st)*100)) / 100,
-		Seconds:       st.Seconds, StatesPerSecond: int64(float64(st.Distinct) / max(st.Seconds, 1e-9)), PeakMemoryBytes: sys,
+		Seconds:       st.Seconds, StatesPerSecond: int64(float64(st.Distinct) / max(st.Seconds, 1e-9)), PeakMemoryBytes: peak,
 	}
 	if len(violated) > 0 {
 		cex := &checkCexJSON{Property: violated[0].Property, Steps: []string{}}

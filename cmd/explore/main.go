@@ -121,6 +121,12 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 // error into one line on the flag set's output, prefixed with the
 // subcommand, and exit 2. ok is false when the caller should return code.
 func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	code, ok, _ = parseFlagsMsg(fs, args)
+	return code, ok
+}
+
+// parseFlagsMsg is parseFlags that also returns the error line printed.
+func parseFlagsMsg(fs *flag.FlagSet, args []string) (code int, ok bool, msg string) {
 	out, usage := fs.Output(), fs.Usage
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
@@ -129,17 +135,14 @@ func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 	fs.Usage = usage
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			if usage != nil {
-				usage()
-			} else {
-				fs.PrintDefaults()
-			}
-			return exitOK, false
+			usage()
+			return exitOK, false, ""
 		}
-		fmt.Fprintf(out, "%s: %s (see %s -h)\n", fs.Name(), oneLine(err.Error()), fs.Name())
-		return exitUsage, false
+		msg = fmt.Sprintf("%s (see %s -h)", oneLine(err.Error()), fs.Name())
+		fmt.Fprintf(out, "%s: %s\n", fs.Name(), msg)
+		return exitUsage, false, msg
 	}
-	return 0, true
+	return 0, true, ""
 }
 
 // oneLine folds a message onto one line.

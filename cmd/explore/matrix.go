@@ -54,20 +54,20 @@ func runMatrix(args []string, stdout, stderr io.Writer) int {
 	maxStates := fs.Int("max-states", 20_000_000, "distinct states per design before the verdict is incomplete (1 to 500000000)")
 	filter := fs.String("only", "", "only designs whose name contains this text")
 	dir := fs.String("dir", "counterexamples", "folder of checked-in counterexample files, linked from violated cells")
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlagsJSON(fs, args, stdout); !ok {
 		return code
 	}
+	bad := func(format string, a ...any) int {
+		return failUsage(stdout, stderr, "matrix", *asJSON, fmt.Sprintf(format, a...))
+	}
 	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "explore matrix: unexpected argument %q (flags only)\n", clip(fs.Arg(0)))
-		return exitUsage
+		return bad("unexpected argument %q (flags only)", clip(fs.Arg(0)))
 	}
 	if *workers < 0 || *workers > 256 {
-		fmt.Fprintf(stderr, "explore matrix: -workers %d: want 0 (all cores) to 256\n", *workers)
-		return exitUsage
+		return bad("-workers %d: want 0 (all cores) to 256", *workers)
 	}
 	if *maxStates < 1 || *maxStates > 500_000_000 {
-		fmt.Fprintf(stderr, "explore matrix: -max-states %d: want 1 to 500000000\n", *maxStates)
-		return exitUsage
+		return bad("-max-states %d: want 1 to 500000000", *maxStates)
 	}
 	var entries []catalogue.Entry
 	for _, e := range catalogue.Entries {
@@ -76,8 +76,7 @@ func runMatrix(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if len(entries) == 0 {
-		fmt.Fprintf(stderr, "explore matrix: no catalogue design contains %q (see 'explore designs')\n", clip(*filter))
-		return exitUsage
+		return bad("no catalogue design contains %q (see 'explore designs')", clip(*filter))
 	}
 	start := time.Now()
 	var rows []matrixRow
@@ -85,21 +84,18 @@ func runMatrix(args []string, stdout, stderr io.Writer) int {
 	for k, e := range entries {
 		d, err := model.ParseDesign(e.Name)
 		if err != nil {
-			fmt.Fprintf(stderr, "explore matrix: catalogue: %v\n", err)
-			return exitUsage
+			return bad("catalogue: %v", err)
 		}
 		t0 := time.Now()
 		rep, err := explore.Check(explore.Config{Design: d, Bounds: explore.Bounds{Symmetry: true, Workers: *workers, MaxStates: *maxStates}})
 		if err != nil {
-			fmt.Fprintf(stderr, "explore matrix: %s: %v\n", e.Name, err)
-			return exitUsage
+			return bad("%s: %v", e.Name, err)
 		}
 		row := matrixRow{Design: e.Name, Name: d.Name(), Why: e.Why, Distinct: rep.Stats.Distinct, Seconds: time.Since(t0).Seconds()}
 		for _, col := range matrixColumns {
 			cell, err := matrixVerdict(&d, rep, col.name, *dir)
 			if err != nil {
-				fmt.Fprintf(stderr, "explore matrix: %s: %v\n", e.Name, err)
-				return exitUsage
+				return bad("%s: %v", e.Name, err)
 			}
 			switch {
 			case cell.Status == string(explore.Incomplete) && code == exitOK:
