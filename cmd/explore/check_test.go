@@ -28,7 +28,7 @@ func TestCheckDemo2Violated(t *testing.T) {
 	code, out, errs := runCheckArgs("-design", "demo2")
 	// each violation is on stderr as soon as found, with the states so far
 	seconds := regexp.MustCompile(`, [0-9.]+s\n`)
-	if code != exitViolated || seconds.ReplaceAllString(errs, "\n") != "explore check: exclusive violated (31 steps) after 3,773 states\nexplore check: no-lost-update violated (41 steps) after 4,992 states\n" {
+	if code != exitViolated || seconds.ReplaceAllString(errs, "\n") != "explore check: exclusive violated (31 steps) after 3,773 states\nexplore check: mutex violated (33 steps) after 4,141 states\nexplore check: no-lost-update violated (41 steps) after 4,992 states\n" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
 	for _, want := range []string{
