@@ -396,7 +396,18 @@ func apply(d model.Design, chs []Change) (model.Design, error) {
 		}
 		params = append(kept, c.Key+"="+c.To)
 	}
-	return model.ParseDesign(strings.Join(append([]string{strings.Join(segs, "/")}, params...), ","))
+	n, err := model.ParseDesign(strings.Join(append([]string{strings.Join(segs, "/")}, params...), ","))
+	if err != nil {
+		return n, err
+	}
+	// a longer TTL would re-derive the fault lengths and the horizon: the
+	// neighbour keeps d's, so that it is checked against the same faults
+	keys := map[string]bool{}
+	for _, c := range chs {
+		keys[c.Key] = true
+	}
+	model.KeepBudget(&n, &d, keys)
+	return n, nil
 }
 
 func segIndex(key string) int {

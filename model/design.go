@@ -337,7 +337,7 @@ var intParams = []intParam{
 	{"renew", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.RenewTicks }, "watchdog/keep-alive: extend the TTL every k ticks (0: none)"},
 	{"session", 1, MaxWaitTicks, 10, func(d *Design) *int { return &d.SessionTicks }, "zookeeper: session timeout in ticks"},
 	{"delays", 0, 3, 0, func(d *Design) *int { return &d.Delays }, "fault budget: write requests held in the network"},
-	{"max-delay", 1, MaxWaitTicks, 5, func(d *Design) *int { return &d.MaxDelayTicks }, "longest network delay of a write"},
+	{"max-delay", 1, MaxWaitTicks, 15, func(d *Design) *int { return &d.MaxDelayTicks }, "longest network delay of a write"},
 }
 
 // kindParams lists, for the parameters that only make sense for some lock
@@ -379,6 +379,7 @@ func DefaultDesign() Design {
 	for _, p := range intParams {
 		*p.field(&d) = p.def
 	}
+	deriveAll(&d) // budget.go
 	return d
 }
 
@@ -439,7 +440,7 @@ func (d Design) Name() string {
 		b.WriteString(",bug=" + d.Bug.String())
 	}
 	for _, p := range intParams {
-		if v := *p.field(&d); v != p.def {
+		if v := *p.field(&d); v != derivedDefault(&d, p.name, p.def) {
 			fmt.Fprintf(&b, ",%s=%d", p.name, v)
 		}
 	}
@@ -493,6 +494,7 @@ func ParseDesign(name string) (Design, error) {
 		}
 	}
 	seen := map[string]bool{}
+	at := atDefaults(&d) // budget.go: derived defaults follow the TTL and work
 	for _, kv := range parts[1:] {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
@@ -506,6 +508,7 @@ func ParseDesign(name string) (Design, error) {
 			return Design{}, err
 		}
 	}
+	rederive(&d, seen, at)
 	if err := d.Validate(); err != nil {
 		return Design{}, err
 	}
@@ -584,7 +587,7 @@ func (d Design) Validate() error {
 		if v < p.min || v > p.max {
 			return designErr("design parameter %s=%d: want a whole number from %d to %d", p.name, v, p.min, p.max)
 		}
-		if v != *p.field(&def) {
+		if v != derivedDefault(&d, p.name, *p.field(&def)) {
 			if err := d.applies(p.name); err != nil {
 				return err
 			}
@@ -681,7 +684,11 @@ func DescribeAxes() string {
 	b.WriteString("numbers (parameters key=value):\n")
 	for _, p := range intParams {
 		fmt.Fprintf(&b, "  %-12s %s (%d to %d, default %d)\n", p.name, p.doc, p.min, p.max, p.def)
+		if why := describeDerived(p.name, p.def); why != "" {
+			fmt.Fprintf(&b, "  %-12s   %s\n", "", why)
+		}
 	}
+	b.WriteString(derivedNote())
 	b.WriteString("presets (the seed's demos):\n")
 	for _, p := range presets {
 		fmt.Fprintf(&b, "  %-12s %s = %s\n", p.name, p.title, p.spec)

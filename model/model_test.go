@@ -71,7 +71,7 @@ func TestBadDesignNames(t *testing.T) {
 }
 
 func FuzzParseDesign(f *testing.F) {
-	for _, s := range []string{"redis/cad/rw/max-token", "demo2,clients=2", "redis/del/none/plain,work=12,bug=cad-no-check", "a/b/c/d,x=1", ",,,", "redis/cad/rw/plain,ttl=99999999999999999999"} {
+	for _, s := range []string{"redis/cad/rw/max-token", "demo2,clients=2", "redis/del/none/plain,work=12,bug=cad-no-check", "a/b/c/d,x=1", ",,,", "redis/cad/rw/plain,ttl=99999999999999999999", "redis/cad/none/plain,ttl=30,max-pause=35", "demo2,ttl=45,horizon=40", "zookeeper/cad/none/plain,session=30,work=9"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {

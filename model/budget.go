@@ -1,0 +1,133 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+)
+
+// budget.go: the parameters whose default is derived from the design, so
+// that the default fault budget can break the design it checks. A pause of
+// at most 15 ticks cannot outlast a TTL of 30: with fixed defaults,
+// redis/cad/none/plain,ttl=30 "held" with no fencing at all, because no lock
+// ever expired while held. Each derived default is a function of the lock's
+// lifetime (the TTL; ZooKeeper: the session timeout) and the job's work,
+// equal to the old fixed default at ttl=10, work=2.
+//
+// A derived parameter is at its default when it equals the value derived
+// from the rest of the design: Name leaves it out, ParseDesign derives it
+// again, so names round-trip whatever the TTL.
+
+// derivedParam is one parameter whose default is derived.
+type derivedParam struct {
+	name   string
+	field  func(*Design) *int
+	derive func(d *Design) int
+	rule   string // how, for explore designs
+}
+
+// derivedParams are applied in this order: the horizon comes last, as it
+// depends on the (derived or given) lengths of the faults.
+var derivedParams = []derivedParam{
+	{"max-pause", func(d *Design) *int { return &d.MaxPauseTicks },
+		func(d *Design) int { return clampTicks(lifetime(d)+d.WorkTicks+3, MaxWaitTicks) },
+		"ttl + work + 3: a pause that falls after the read must outlast the TTL, and then another client must have time to poll, read, work and write"},
+	{"slow-work", func(d *Design) *int { return &d.SlowWorkTicks },
+		func(d *Design) int { return clampTicks(lifetime(d)+d.WorkTicks, MaxWaitTicks) },
+		"ttl + work: the slow job's work outlasts the TTL by the time another client needs for its own job"},
+	{"max-delay", func(d *Design) *int { return &d.MaxDelayTicks },
+		func(d *Design) int { return clampTicks(lifetime(d)+d.WorkTicks+3, MaxWaitTicks) },
+		"ttl + work + 3, as max-pause: a held request must outlast the TTL and the next holder's job"},
+	{"horizon", func(d *Design) *int { return &d.HorizonTicks },
+		func(d *Design) int {
+			longest := max(d.MaxPauseTicks, d.SlowWorkTicks, d.MaxDelayTicks)
+			return clampTicks(max(40, lifetime(d)+2*longest), MaxHorizonTicks)
+		},
+		"the larger of 40 and ttl + 2 × the longest of max-pause, slow-work and max-delay: room for the jobs to finish after the longest fault"},
+}
+
+// lifetime is how long a granted lock lives without renewal: the TTL, or a
+// ZooKeeper session's timeout.
+func lifetime(d *Design) int {
+	if d.Lock == LockZooKeeper {
+		return d.SessionTicks
+	}
+	return d.TTLTicks
+}
+
+func clampTicks(v, hi int) int { return min(max(v, 1), hi) }
+
+// derivedDefault is the default of parameter name for d: derived from d if
+// it is a derived parameter, def otherwise.
+func derivedDefault(d *Design, name string, def int) int {
+	for _, p := range derivedParams {
+		if p.name == name {
+			return p.derive(d)
+		}
+	}
+	return def
+}
+
+// atDefaults records which derived parameters of d are at their derived
+// defaults, before ParseDesign sets the name's parameters.
+func atDefaults(d *Design) []bool {
+	at := make([]bool, len(derivedParams))
+	for i, p := range derivedParams {
+		at[i] = *p.field(d) == p.derive(d)
+	}
+	return at
+}
+
+// rederive sets again, from the parameters just set, the derived
+// parameters that the name did not give and that were at their defaults
+// before (a preset's own values stay).
+func rederive(d *Design, given map[string]bool, at []bool) {
+	for i, p := range derivedParams {
+		if !given[p.name] && at[i] {
+			*p.field(d) = p.derive(d)
+		}
+	}
+}
+
+// deriveAll sets every derived parameter to its derived default.
+func deriveAll(d *Design) {
+	for _, p := range derivedParams {
+		*p.field(d) = p.derive(d)
+	}
+}
+
+// KeepBudget copies from's derived parameters (fault lengths and horizon)
+// into d, except those in keys: a design changed on another axis (a longer
+// TTL) is checked against the same faults, not re-derived ones.
+func KeepBudget(d *Design, from *Design, keys map[string]bool) {
+	for _, p := range derivedParams {
+		if !keys[p.name] {
+			*p.field(d) = *p.field(from)
+		}
+	}
+}
+
+// describeDerived is the default of a derived parameter in explore
+// designs' words, or "".
+func describeDerived(name string, def int) string {
+	for _, p := range derivedParams {
+		if p.name == name {
+			return fmt.Sprintf("derived default (%d at ttl=10, work=2): %s", def, p.rule)
+		}
+	}
+	return ""
+}
+
+// DerivedParamNames lists the parameters whose default is derived.
+func DerivedParamNames() []string {
+	var out []string
+	for _, p := range derivedParams {
+		out = append(out, p.name)
+	}
+	return out
+}
+
+// derivedNote is explore designs' paragraph on derived defaults.
+func derivedNote() string {
+	return "Defaults of " + strings.Join(DerivedParamNames(), ", ") + " are derived from the design's TTL (zookeeper: session) and work, so that\n" +
+		"the default fault budget can break the design it checks; a name leaves a parameter out when it equals its derived default.\n"
+}
