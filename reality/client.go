@@ -37,6 +37,7 @@ type client struct {
 	etcd    *etcdLock     // lock=etcd: the lock is an etcd key with a lease
 	lib     lockAPI       // a lock library's acquire, renew and release (nil: the reference client's)
 	net     *netHold      // the client's proxies: a pause holds its traffic
+	noHold  bool          // planted bug: a pause does not hold the traffic
 	obs     looker
 	scripts storageScripts
 	px      time.Duration // the TTL the client sends with SET … PX
@@ -191,7 +192,7 @@ func (c *client) do(ctx context.Context, o order) reply {
 		// its library's goroutines neither (its traffic is held until the
 		// conductor resumes it at the start of tick pausedUntil)
 		c.pausedUntil = o.now + int(o.a.Arg)
-		if c.net != nil {
+		if c.net != nil && !c.noHold {
 			c.net.hold()
 		}
 	case model.ActSlow:

@@ -51,6 +51,16 @@
 // release, a keep-alive to renew. Its leases are whole seconds and expire
 // up to half a second late, so its ticks are multiples of EtcdTick (2s).
 //
+// The client can be lockcheck's own (the reference: the design's requests
+// as the model sends them) or a lock library called through its public
+// API (Options.Client: redsync, redislock, etcd's concurrency.Mutex; see
+// CheckClient and ForClient); each step then also records what the
+// library told the caller. Every client talks to the servers through
+// loopback proxies of its own (proxy.go), and a pause holds its traffic,
+// so that a library's own goroutines are frozen with it.
+// RunLibraryTable plays the demos with every client; the README's table
+// is its output.
+//
 // Compare then lays the real history next to model.Replay of the same
 // trace: each step's reply, values read and written, tokens, ✗, the key's
 // holder after every step and at every tick, the final counter, accepted

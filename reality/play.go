@@ -52,6 +52,7 @@ type plant struct {
 	storage  *storageScripts // replaces the design's storage checks
 	delaySeq int             // the conductor holds this step back …
 	delay    time.Duration   // … this long (a machine too slow for the tick)
+	noHold   bool            // a pause freezes the caller only, not its library's goroutines
 }
 
 // Obs is one step of the schedule as it happened on the real servers.
@@ -309,6 +310,7 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 		}
 		clients[i] = newClient(i, d, clk, lockVia, storeVia, opts.LockDB, opts.StoreDB, obs, sc, p.PX)
 		clients[i].net = h
+		clients[i].noHold = opts.plant.noHold
 		defer clients[i].close()
 		if etcdCli != nil {
 			endpoint, err := viaURL(h, opts.Etcd)
