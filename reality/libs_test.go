@@ -43,7 +43,7 @@ func TestLibraryTable(t *testing.T) {
 	}
 	s := needServer(t)
 	rows, err := RunLibraryTable(context.Background(), TableEnv{
-		Redis: s.Addr(), Server: "redis-server " + s.Version() + " on " + s.Addr(), Tick: testTick,
+		Redis: s.Addr(), Server: "redis-server " + s.Version() + " on " + s.Addr(), // 100ms ticks: the etcd rows run alongside
 		StartEtcd: func(ctx context.Context) (string, func(), error) {
 			e, err := StartEtcd(ctx)
 			if err != nil {
