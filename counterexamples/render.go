@@ -74,33 +74,8 @@ func BoundsText(d model.Design, b explore.Bounds) string {
 	if b.Symmetry {
 		sym = "on"
 	}
-	pauses := plural(d.Pauses, "pause", "pauses")
-	if d.Pauses > 0 {
-		pauses += fmt.Sprintf(" of up to %d ticks", d.MaxPauseTicks)
-	}
-	slow := plural(d.SlowJobs, "slow job", "slow jobs")
-	if d.SlowJobs > 0 {
-		slow += fmt.Sprintf(" (work %d ticks)", d.SlowWorkTicks)
-	}
-	faults := []string{pauses, slow, plural(d.Crashes, "crash", "crashes")}
-	if d.Lock == model.LockReplica {
-		faults = append(faults, plural(d.Failovers, "failover", "failovers"))
-	}
-	if d.NodeCrashes > 0 {
-		restart := "restarting at once"
-		if d.RestartTicks > 0 {
-			restart = fmt.Sprintf("down for %d ticks", d.RestartTicks)
-		}
-		faults = append(faults, plural(d.NodeCrashes, "lock-node crash", "lock-node crashes")+" ("+restart+")")
-	}
-	if d.ClockJumps > 0 {
-		faults = append(faults, plural(d.ClockJumps, "clock jump", "clock jumps")+fmt.Sprintf(" of %d ticks", d.JumpTicks))
-	}
-	if d.Delays > 0 {
-		faults = append(faults, plural(d.Delays, "network delay", "network delays")+fmt.Sprintf(" of up to %d ticks", d.MaxDelayTicks))
-	}
 	return fmt.Sprintf("%s%s, horizon %d ticks, %d clients, fault budget: %s; symmetry %s",
-		steps, states, d.HorizonTicks, d.Clients, strings.Join(faults, ", "), sym)
+		steps, states, d.HorizonTicks, d.Clients, model.BudgetText(&d), sym)
 }
 
 func plural(n int, one, many string) string {

@@ -183,6 +183,39 @@ const (
 	numReenterModes
 )
 
+// PartitionMode is what a partition cuts a client off from.
+type PartitionMode uint8
+
+const (
+	PartitionService  PartitionMode = iota // every lock node (redis, replica, etcd, zookeeper, db, redlock)
+	PartitionNode                          // one lock node, "A partition K" (redlock)
+	PartitionMinority                      // a minority of lock nodes, K … K+m−1 round the ring (redlock)
+	PartitionStorage                       // the storage that holds the counter
+	PartitionPrimary                       // replica: the client and the primary, cut off from the replica's side (split brain)
+	numPartitionModes
+)
+
+// Place restricts where a fault may fall: right before the client's next
+// step of that kind (PlaceAny: anywhere).
+type Place uint8
+
+const (
+	PlaceAny Place = iota
+	PlaceAcquire
+	PlaceIncr
+	PlaceExpire
+	PlaceCheck
+	PlaceRead
+	PlaceWrite
+	PlaceRelease
+	PlaceDel
+	numPlaces
+)
+
+// placeKinds is the client step each place names.
+var placeKinds = [numPlaces]ActionKind{PlaceAcquire: ActAcquire, PlaceIncr: ActIncr, PlaceExpire: ActExpire, PlaceCheck: ActCheck,
+	PlaceRead: ActRead, PlaceWrite: ActWrite, PlaceRelease: ActRelease, PlaceDel: ActDel}
+
 // Limits on a design's numbers. Ticks are stored in a byte, so the horizon
 // plus the longest wait must stay below 256.
 const (
@@ -207,6 +240,12 @@ type Design struct {
 	Reenter ReenterMode // redis, replica
 	Bug     Bug         // a planted bug (testing the testers); BugNone in real designs
 
+	Partition PartitionMode // what a partition cuts a client off from
+	PauseAt   Place         // where a pause may fall
+	DelayAt   Place         // which request a network delay may hold
+	LoseAt    Place         // which request's reply may be lost
+	CrashAt   Place         // where a client crash may fall
+
 	TTLTicks      int // a key set at t exists at t .. t+TTL-1
 	WorkTicks     int // ticks between a client's read and its write
 	Clients       int // jobs, one per client (A, B, C, …)
@@ -228,8 +267,15 @@ type Design struct {
 	JumpTicks     int // how far a clock jumps
 	RenewTicks    int // watchdog / keep-alive: extend the TTL every k ticks (0: no renewal)
 	SessionTicks  int // zookeeper: session timeout
-	Delays        int // fault budget: a write request held in the network
+	Delays        int // fault budget: a request held in the network
 	MaxDelayTicks int // the longest such delay
+
+	Partitions      int // fault budget: partitions (a client cut off for PartitionTicks)
+	PartitionTicks  int // how long a partition lasts
+	Losses          int // fault budget: requests applied whose reply is lost
+	TimeoutTicks    int // ticks a client waits for a reply before it resends the request (0: for ever)
+	ClientJumps     int // fault budget: jumps of a client's own clock
+	ClientJumpTicks int // how far a client's clock jumps (negative: back, so it thinks less time passed)
 }
 
 // axis describes one path segment or parameter that takes a word.
@@ -300,11 +346,37 @@ var (
 		"max-token storage forgets the tokens of reads",
 		"keys live one tick less than their TTL (off by one)",
 	}}
-	clockAxis = axis{"clock", []string{"urgent", "free"}, []string{
+	partitionAxis = axis{"partition", []string{"service", "node", "minority", "storage", "primary"}, []string{
+		"a partition cuts the client off from the whole lock service (default)",
+		"redlock: from one node (A partition K: node K)",
+		"redlock: from a minority of nodes (A partition K: nodes K … K+m−1 round the ring)",
+		"from the storage that holds the counter",
+		"replica: the client and the primary are cut off from the replica's side; a failover then is a split brain",
+	}}
+	pauseAtAxis = placeAxis("pause-at", "a pause")
+	delayAtAxis = placeAxis("delay-at", "a network delay")
+	loseAtAxis  = placeAxis("lose-at", "a lost reply")
+	crashAtAxis = placeAxis("crash-at", "a client crash")
+	clockAxis   = axis{"clock", []string{"urgent", "free"}, []string{
 		"a tick only when no client can act (default)",
 		"a tick at any time: clients may be late without a fault (SPIN baseline)",
 	}}
 )
+
+// placeAxis is a fault-placement parameter: where the fault may fall.
+func placeAxis(name, fault string) axis {
+	return axis{name, []string{"any", "acquire", "incr", "expire", "check", "read", "write", "release", "del"}, []string{
+		fault + " may fall anywhere (default)",
+		"right before its acquire (a retry of a refused acquire too)",
+		"right before its separate INCR (acquire=incr-before|incr-after)",
+		"right before its EXPIRE, after SET NX (acquire=set-expire)",
+		"right before its validity check (check=validity)",
+		"right before its read (after the validity check, if any)",
+		"right before its write (after the validity check, if any)",
+		"right before its release (the GET of get-del)",
+		"right before the DEL of get-del, after the GET",
+	}}
+}
 
 // intParam is a numeric parameter of a design name.
 type intParam struct {
@@ -337,7 +409,13 @@ var intParams = []intParam{
 	{"renew", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.RenewTicks }, "watchdog/keep-alive: extend the TTL every k ticks (0: none)"},
 	{"session", 1, MaxWaitTicks, 10, func(d *Design) *int { return &d.SessionTicks }, "zookeeper: session timeout in ticks"},
 	{"delays", 0, 3, 0, func(d *Design) *int { return &d.Delays }, "fault budget: write requests held in the network"},
-	{"max-delay", 1, MaxWaitTicks, 15, func(d *Design) *int { return &d.MaxDelayTicks }, "longest network delay of a write"},
+	{"max-delay", 1, MaxWaitTicks, 15, func(d *Design) *int { return &d.MaxDelayTicks }, "longest network delay of a request"},
+	{"partitions", 0, 2, 0, func(d *Design) *int { return &d.Partitions }, "fault budget: partitions (partition= says from what)"},
+	{"partition-ticks", 1, MaxWaitTicks, 15, func(d *Design) *int { return &d.PartitionTicks }, "how long a partition lasts"},
+	{"losses", 0, 2, 0, func(d *Design) *int { return &d.Losses }, "fault budget: requests applied whose reply is lost (the client resends after timeout)"},
+	{"timeout", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.TimeoutTicks }, "ticks a client waits for a reply before it resends (0: for ever)"},
+	{"client-jumps", 0, 2, 0, func(d *Design) *int { return &d.ClientJumps }, "fault budget: jumps of a client's own clock (check=validity, redlock)"},
+	{"client-jump", -MaxWaitTicks, MaxWaitTicks, -5, func(d *Design) *int { return &d.ClientJumpTicks }, "ticks a client's clock jumps (negative: back, it thinks less time passed)"},
 }
 
 // kindParams lists, for the parameters that only make sense for some lock
@@ -383,18 +461,20 @@ func DefaultDesign() Design {
 	return d
 }
 
-func (k LockKind) String() string    { return word(lockAxis, int(k)) }
-func (m AcquireMode) String() string { return word(acquireAxis, int(m)) }
-func (m ReleaseMode) String() string { return word(releaseAxis, int(m)) }
-func (m FenceMode) String() string   { return word(fenceAxis, int(m)) }
-func (m StorageMode) String() string { return word(storageAxis, int(m)) }
-func (m ClockMode) String() string   { return word(clockAxis, int(m)) }
-func (b Bug) String() string         { return word(bugAxis, int(b)) }
-func (q Quorum) String() string      { return word(quorumAxis, int(q)) }
-func (m CheckMode) String() string   { return word(checkAxis, int(m)) }
-func (m WaitMode) String() string    { return word(waitAxis, int(m)) }
-func (m TxMode) String() string      { return word(txAxis, int(m)) }
-func (m ReenterMode) String() string { return word(reenterAxis, int(m)) }
+func (k LockKind) String() string      { return word(lockAxis, int(k)) }
+func (m AcquireMode) String() string   { return word(acquireAxis, int(m)) }
+func (m ReleaseMode) String() string   { return word(releaseAxis, int(m)) }
+func (m FenceMode) String() string     { return word(fenceAxis, int(m)) }
+func (m StorageMode) String() string   { return word(storageAxis, int(m)) }
+func (m ClockMode) String() string     { return word(clockAxis, int(m)) }
+func (b Bug) String() string           { return word(bugAxis, int(b)) }
+func (q Quorum) String() string        { return word(quorumAxis, int(q)) }
+func (m CheckMode) String() string     { return word(checkAxis, int(m)) }
+func (m WaitMode) String() string      { return word(waitAxis, int(m)) }
+func (m TxMode) String() string        { return word(txAxis, int(m)) }
+func (m ReenterMode) String() string   { return word(reenterAxis, int(m)) }
+func (m PartitionMode) String() string { return word(partitionAxis, int(m)) }
+func (p Place) String() string         { return word(pauseAtAxis, int(p)) }
 
 func word(a axis, i int) string {
 	if i < 0 || i >= len(a.values) {
@@ -438,6 +518,14 @@ func (d Design) Name() string {
 	}
 	if d.Bug != BugNone {
 		b.WriteString(",bug=" + d.Bug.String())
+	}
+	if d.Partition != PartitionService {
+		b.WriteString(",partition=" + d.Partition.String())
+	}
+	for _, w := range placeWords(&d) {
+		if *w.place != PlaceAny {
+			b.WriteString("," + w.axis.name + "=" + w.place.String())
+		}
 	}
 	for _, p := range intParams {
 		if v := *p.field(&d); v != derivedDefault(&d, p.name, p.def) {
@@ -558,6 +646,17 @@ func (d *Design) set(k, v string) error {
 		i, err := reenterAxis.parse(v)
 		d.Reenter = ReenterMode(i)
 		return err
+	case "partition":
+		i, err := partitionAxis.parse(v)
+		d.Partition = PartitionMode(i)
+		return err
+	}
+	for _, w := range placeWords(d) {
+		if w.axis.name == k {
+			i, err := w.axis.parse(v)
+			*w.place = Place(i)
+			return err
+		}
 	}
 	for _, p := range intParams {
 		if p.name != k {
@@ -578,7 +677,8 @@ func (d Design) Validate() error {
 	if int(d.Lock) >= int(numLockKinds) || int(d.Acquire) >= int(numAcquireModes) || int(d.Release) >= int(numReleaseModes) ||
 		int(d.Fence) >= int(numFenceModes) || int(d.Storage) >= int(numStorageModes) || int(d.Clock) >= int(numClockModes) || int(d.Bug) >= int(numBugs) ||
 		int(d.Quorum) >= int(numQuorums) || int(d.Check) >= int(numCheckModes) || int(d.Wait) >= int(numWaitModes) || int(d.Tx) >= int(numTxModes) ||
-		int(d.Reenter) >= int(numReenterModes) {
+		int(d.Reenter) >= int(numReenterModes) || int(d.Partition) >= int(numPartitionModes) ||
+		int(d.PauseAt) >= int(numPlaces) || int(d.DelayAt) >= int(numPlaces) || int(d.LoseAt) >= int(numPlaces) || int(d.CrashAt) >= int(numPlaces) {
 		return designErr("design has an axis value out of range")
 	}
 	def := DefaultDesign()
@@ -607,7 +707,7 @@ func (d Design) Validate() error {
 	if fs, ok := kindFences[d.Lock]; ok && !containsFence(fs, d.Fence) {
 		return designErr("fence %s is not available for lock %s (allowed: %s)", d.Fence, d.Lock, joinWords(fs))
 	}
-	return nil
+	return d.faultsApply()
 }
 
 // applies reports an error if parameter name does not apply to d's lock.
@@ -651,7 +751,7 @@ func joinWords[T fmt.Stringer](xs []T) string {
 }
 
 func paramNames() string {
-	names := []string{"acquire", "clock", "quorum", "check", "wait", "tx", "reenter", "bug"}
+	names := []string{"acquire", "clock", "quorum", "check", "wait", "tx", "reenter", "bug", "partition", "pause-at", "delay-at", "lose-at", "crash-at"}
 	for _, p := range intParams {
 		names = append(names, p.name)
 	}
@@ -671,7 +771,7 @@ func clip(s string) string {
 func DescribeAxes() string {
 	var b strings.Builder
 	b.WriteString("A design name is lock/release/fence/storage[,key=value…], e.g. redis/cad/rw/max-token,ttl=10,work=2\n\n")
-	for _, a := range []axis{lockAxis, releaseAxis, fenceAxis, storageAxis, acquireAxis, clockAxis, quorumAxis, checkAxis, waitAxis, txAxis, reenterAxis, bugAxis} {
+	for _, a := range []axis{lockAxis, releaseAxis, fenceAxis, storageAxis, acquireAxis, clockAxis, quorumAxis, checkAxis, waitAxis, txAxis, reenterAxis, partitionAxis, pauseAtAxis, delayAtAxis, loseAtAxis, crashAtAxis, bugAxis} {
 		kind := "path part"
 		if a.name != "lock" && a.name != "release" && a.name != "fence" && a.name != "storage" {
 			kind = "parameter " + a.name + "=…, default " + a.values[0]

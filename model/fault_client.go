@@ -4,12 +4,14 @@ import "fmt"
 
 // fault_client.go: faults of a client process, each drawn from its budget:
 // a pause (GC, VM migration, swapping) between any two of its steps, a slow
-// job (work takes slow-work ticks), a crash for good.
+// job (work takes slow-work ticks), a crash for good, and a jump of its own
+// clock (the one its validity check reads: check=validity, Redlock). Pauses
+// and crashes fall where pause-at= and crash-at= allow.
 
 // pauseActions: pauses of 1 … max-pause ticks that delay client i.
 func pauseActions(d *Design, s *State, i int, buf []Action) []Action {
 	c := &s.Clients[i]
-	if int(s.PausesUsed) >= d.Pauses || c.Phase == PhaseArrive {
+	if int(s.PausesUsed) >= d.Pauses || c.Phase == PhaseArrive || c.Flags&FlagInFlight != 0 || !at(d, s, i, d.PauseAt) {
 		return buf
 	}
 	for p := 1; p <= d.MaxPauseTicks; p++ {
@@ -30,8 +32,9 @@ func slowActions(d *Design, s *State, i int, buf []Action) []Action {
 }
 
 // crashActions: client i crashes for good.
+// (A crash while a request other than a write is in flight is not drawn.)
 func crashActions(d *Design, s *State, i int, buf []Action) []Action {
-	if int(s.CrashesUsed) < d.Crashes {
+	if int(s.CrashesUsed) < d.Crashes && s.Clients[i].Flags&FlagInFlight == 0 && at(d, s, i, d.CrashAt) {
 		buf = append(buf, Action{Kind: ActCrash, Client: uint8(i)})
 	}
 	return buf
@@ -62,7 +65,29 @@ func crash(d *Design, s *State, i int) {
 	}
 	old := *c
 	*c = Client{Phase: PhaseCrashed}
+	if old.Stray != 0 { // the first copy of a resent request is still on its way
+		c.Token, c.Read, c.Version, c.Stray = old.Token, old.Read, old.Version, old.Stray
+		c.Flags = old.Flags & (FlagWrote | FlagStrayDel)
+	}
 	crashed(d, s, i, old)
+}
+
+// skewActions: client i's own clock jumps, while it holds a lock whose
+// validity it will check by that clock (or, for Redlock, while it counts
+// votes).
+func skewActions(d *Design, s *State, i int, buf []Action) []Action {
+	c := &s.Clients[i]
+	if int(s.ClockSkewed) >= d.ClientJumps || !(c.Believes() || c.Asked != 0 || c.Flags&FlagReply != 0) {
+		return buf
+	}
+	return append(buf, Action{Kind: ActSkew, Client: uint8(i)})
+}
+
+// skew moves client i's clock by client-jump ticks (negative: back).
+func skew(d *Design, s *State, i int) {
+	c := &s.Clients[i]
+	s.ClockSkewed++
+	c.Skew = int8(max(-100, min(100, int(c.Skew)+d.ClientJumpTicks)))
 }
 
 // Words.
@@ -73,6 +98,13 @@ func describePause(d *Design, ev *Event, p uint8) string {
 
 func describeSlow(d *Design) string {
 	return fmt.Sprintf("its job is slow: the work will take %d ticks (TTL %d)", d.SlowWorkTicks, d.TTLTicks)
+}
+
+func describeSkew(d *Design) string {
+	if d.ClientJumpTicks < 0 {
+		return fmt.Sprintf("its own clock jumps %d ticks back (NTP step, VM resume): it will think less time has passed", -d.ClientJumpTicks)
+	}
+	return fmt.Sprintf("its own clock jumps %d ticks forward: it will think more time has passed", d.ClientJumpTicks)
 }
 
 func describeCrash(before *Client) string {

@@ -2,34 +2,382 @@ package model
 
 import "fmt"
 
-// fault_network.go: faults of the network between a client and the
-// storage: a write held in the network for a number of ticks (it arrives
-// later, whatever the lock did meanwhile).
+// fault_network.go: faults of the network between a client and the lock
+// service or the storage, each drawn from its budget:
+//   - delay: a request held in the network for 1 … max-delay ticks; it is
+//     applied when it arrives and answered at once. The acquire of a
+//     single-key service (redis, replica, etcd, db) is the exception: it is
+//     applied at once and its reply is held, so that the TTL runs while the
+//     client does not know it holds the lock. With timeout=T, a write or a
+//     release held longer than T is resent at T, and its first copy still
+//     arrives later (a stray copy); other requests are held at most T.
+//   - lose: a request is applied but its reply is lost; the client resends
+//     it after timeout ticks (a resent write sets the same value again, a
+//     resent release may find another client's lock).
+//   - partition: the client is cut off for partition-ticks from what
+//     partition= says (the lock service, one node or a minority of Redlock
+//     nodes, the storage, or, for the replica, it stays with the primary
+//     while the replica's side is cut off). Its requests there fail; it keeps
+//     running. A cut-off client sends no heartbeats or keep-alives.
 
-// delayActions: hold client i's next write for 1 … max-delay ticks.
+// delayable reports whether client i's next request may be held now, and
+// which request it is.
+func delayable(d *Design, s *State, i int, p Place) (ActionKind, bool) {
+	k, ok := mainStep(d, s, i)
+	if !ok || !k.isRequest() || s.Clients[i].Stray != 0 || !at(d, s, i, p) {
+		return 0, false
+	}
+	return k, true
+}
+
+// resendable reports whether a request held longer than the timeout is
+// resent while its first copy is still on its way (a stray copy).
+func resendable(k ActionKind) bool { return k == ActWrite || k == ActRelease || k == ActDel }
+
+// delayActions: hold client i's next request for 1 … max-delay ticks.
 func delayActions(d *Design, s *State, i int, buf []Action) []Action {
-	c := &s.Clients[i]
-	if int(s.Delayed) >= d.Delays || c.Phase != PhaseWrite || c.Ready != 0 || (d.Check == CheckValidity && c.Flags&FlagChecked == 0) || inTx(d) {
+	if int(s.Delayed) >= d.Delays {
 		return buf
 	}
-	for p := 1; p <= d.MaxDelayTicks; p++ {
+	k, ok := delayable(d, s, i, d.DelayAt)
+	if !ok {
+		return buf
+	}
+	most := d.MaxDelayTicks
+	if d.TimeoutTicks > 0 && !resendable(k) && most > d.TimeoutTicks {
+		most = d.TimeoutTicks // held longer, it is a lost reply: lose covers that
+	}
+	for p := 1; p <= most; p++ {
 		buf = append(buf, Action{Kind: ActDelay, Client: uint8(i), Arg: uint8(p)})
 	}
 	return buf
 }
 
-// delay sends client i's write and holds it in the network for p ticks.
+// delay sends client i's next request and holds it (or, for a single-key
+// acquire, its reply) in the network for p ticks.
 func delay(d *Design, s *State, i int, p uint8, ev *Event) {
 	c := &s.Clients[i]
+	k, _ := mainStep(d, s, i)
 	s.Delayed++
-	c.Phase = PhaseArrive
+	if d.TimeoutTicks > 0 && int(p) > d.TimeoutTicks && resendable(k) {
+		// the client gives up waiting at the timeout and resends; the first
+		// copy arrives at now+p
+		c.Stray = s.Now + p
+		if k != ActWrite {
+			c.Flags |= FlagStrayDel
+		}
+		c.Ready = s.Now + uint8(d.TimeoutTicks)
+		ev.Token, ev.Value = sentToken(d, c, false), c.Read+1
+		return
+	}
+	switch {
+	case k == ActWrite:
+		c.Phase = PhaseArrive
+		c.Flags &^= FlagChecked
+		ev.Token, ev.Value = sentToken(d, c, false), c.Read+1
+	case k == ActAcquire && singleKey(d):
+		// applied now; the reply (and with it the belief) arrives later
+		had := c.Believes()
+		clientStep(d, s, Action{Kind: ActAcquire, Client: uint8(i)}, ev)
+		ev.Action = Action{Kind: ActDelay, Client: uint8(i), Arg: p}
+		if !had && c.Believes() {
+			c.Flags &^= FlagBelieves
+		}
+		c.Flags |= FlagInFlight | FlagReply
+	default:
+		c.Flags |= FlagInFlight
+	}
 	c.Ready = s.Now + p
-	c.Flags &^= FlagChecked
-	ev.Token, ev.Value = sentToken(d, c, false), c.Read+1
+}
+
+// arrive: a held request reaches its server (or a held reply its client),
+// or the first copy of a resent request arrives.
+func arrive(d *Design, s *State, i int, ev *Event) {
+	c := &s.Clients[i]
+	switch {
+	case c.Phase == PhaseArrive:
+		write(d, s, i, ev)
+	case c.Flags&FlagReply != 0:
+		c.Flags &^= FlagInFlight | FlagReply
+		ev.Result = ResOK
+		if c.Phase != PhaseAcquire && c.Phase != PhaseReenter && !c.Believes() {
+			c.Flags |= FlagBelieves // the acquire reply says OK only now
+			if d.RenewTicks > 0 {
+				c.Timer = s.Now + uint8(d.RenewTicks)
+			}
+		} else if c.Phase == PhaseAcquire || c.Phase == PhaseReenter {
+			ev.Result = ResRefused
+		}
+	case c.Flags&FlagInFlight != 0:
+		c.Flags &^= FlagInFlight
+		k := phaseAction[c.Phase]
+		clientStep(d, s, Action{Kind: k, Client: uint8(i)}, ev)
+		ev.Action = Action{Kind: ActArrive, Client: uint8(i)}
+	default: // the stray first copy of a resent write or release
+		strayArrive(d, s, i, ev)
+	}
+}
+
+// strayArrive applies the first copy of client i's resent write or release,
+// whatever its client has done since.
+func strayArrive(d *Design, s *State, i int, ev *Event) {
+	c := &s.Clients[i]
+	ev.Flags |= EvStray
+	stray := c.Flags&FlagStrayDel != 0
+	c.Stray = 0
+	c.Flags &^= FlagStrayDel
+	if stray {
+		if !singleKey(d) {
+			ev.Result = ResNoop
+			return
+		}
+		key := &s.Nodes[keyNode(s, i)]
+		ev.Other = key.Owner
+		switch {
+		case key.Back != 0 || key.Owner == 0:
+			ev.Result = ResNoop
+		case d.Release == ReleaseCAD && key.Owner != uint8(i+1):
+			ev.Result = ResNoop
+		default: // DEL (or the DEL of get-del, sent after the GET said ours)
+			deleteKey(d, s, i, ev)
+		}
+		return
+	}
+	if !HoldsLock(d, s, i) {
+		ev.Flags |= EvUnsafe
+	}
+	ev.Held = uint8(heldNodes(d, s, i))
+	tok := sentToken(d, c, false)
+	ev.Token, ev.Value = tok, c.Read+1
+	if !storageWrite(d, &s.Store, tok, c.Version) {
+		ev.Result, ev.MaxTok = ResRejected, s.Store.MaxTok
+		return
+	}
+	ev.Result = ResAccepted
+	s.Store.Counter = c.Read + 1
+	accept(d, &s.Store, c)
+}
+
+// loseActions: client i's next request will be applied but its reply lost.
+func loseActions(d *Design, s *State, i int, buf []Action) []Action {
+	if int(s.LostReplies) >= d.Losses {
+		return buf
+	}
+	if _, ok := delayable(d, s, i, d.LoseAt); ok {
+		buf = append(buf, Action{Kind: ActLose, Client: uint8(i)})
+	}
+	return buf
+}
+
+// lose applies client i's next request, then forgets the reply: the client
+// is as it was, and resends after the timeout. What the servers did stays,
+// and so do the facts a client keeps for the servers (its ZooKeeper node,
+// as Curator's protected mode finds it again; its job's accepted write).
+func lose(d *Design, s *State, i int, ev *Event) {
+	c := &s.Clients[i]
+	k, _ := mainStep(d, s, i)
+	s.LostReplies++
+	before := *c
+	clientStep(d, s, Action{Kind: k, Client: uint8(i)}, ev)
+	ev.Action = Action{Kind: ActLose, Client: uint8(i)}
+	ev.Flags &^= EvJobDone
+	keep := c.Flags & (FlagZNode | FlagWrote)
+	token := c.Token
+	*c = before
+	c.Flags = c.Flags&^(FlagZNode|FlagWrote) | keep | FlagStarted
+	if d.Lock == LockZooKeeper {
+		c.Token = token
+	}
+	c.Ready = s.Now + uint8(d.TimeoutTicks)
+}
+
+// partitionActions: cut client i off from one group of partition=.
+func partitionActions(d *Design, s *State, i int, buf []Action) []Action {
+	c := &s.Clients[i]
+	if int(s.Partitioned) >= d.Partitions || c.Cut != 0 {
+		return buf
+	}
+	for g := 0; g < partitionGroups(d); g++ {
+		buf = append(buf, Action{Kind: ActPartition, Client: uint8(i), Arg: uint8(g)})
+	}
+	return buf
+}
+
+// partition cuts client i off from group g until partition-ticks from now.
+func partition(d *Design, s *State, i int, g uint8) {
+	c := &s.Clients[i]
+	s.Partitioned++
+	c.Cut = s.Now + uint8(d.PartitionTicks)
+	c.Group = g + 1
+	if cutsService(d) {
+		paused(d, s, i, uint8(d.PartitionTicks)) // no heartbeats reach the service
+	}
+}
+
+// heal ends client i's partition.
+func heal(d *Design, s *State, i int, ev *Event) {
+	c := &s.Clients[i]
+	c.Cut, c.Group = 0, 0
+	ev.Flags |= EvHealed
+	ev.HealedMask |= 1 << i
+	if cutsService(d) {
+		resumed(d, s, i)
+	}
+	if c.Flags&FlagOldSide != 0 {
+		c.Flags &^= FlagOldSide
+		rejoin(d, s)
+	}
+}
+
+// cutsService reports whether partition= cuts clients off from the whole
+// lock service (so that heartbeats stop too).
+func cutsService(d *Design) bool { return d.Partition == PartitionService }
+
+// reach reports whether client i can reach lock node k now.
+func reach(d *Design, s *State, i, k int) bool {
+	c := &s.Clients[i]
+	if c.Cut == 0 {
+		return !primaryIsolated(d, s, i, k)
+	}
+	switch d.Partition {
+	case PartitionService:
+		return false
+	case PartitionNode:
+		return k != int(c.Group)-1
+	case PartitionMinority:
+		from := int(c.Group) - 1
+		return (k-from+d.Nodes)%d.Nodes >= minority(d)
+	}
+	return true // storage, primary: the client reaches the node it talks to
+}
+
+// reachStorage reports whether client i can reach the storage now (a
+// database row lock's storage is its lock service).
+func reachStorage(d *Design, s *State, i int) bool {
+	c := &s.Clients[i]
+	if c.Cut == 0 {
+		return true
+	}
+	return d.Partition != PartitionStorage && !(d.Lock == LockDB && d.Partition == PartitionService)
 }
 
 // Words.
 
-func describeDelay(ev *Event, p uint8) string {
-	return fmt.Sprintf("sends write counter = %d%s; the network holds it until t=%d", ev.Value, tokenNote(ev.Token), int(ev.Now)+int(p))
+func describeDelay(d *Design, st *StepRecord, p uint8) string {
+	ev := &st.Event
+	c := &st.After.Clients[st.Action.Client]
+	k := nextKind(d, &st.Before, int(st.Action.Client))
+	until := int(ev.Now) + int(p)
+	switch {
+	case c.Stray != 0 && st.Before.Clients[st.Action.Client].Stray == 0:
+		return fmt.Sprintf("sends %s; the network holds it until t=%d, so at t=%d (timeout %d) it sends it again", requestWords(d, k, ev), until, int(ev.Now)+d.TimeoutTicks, d.TimeoutTicks)
+	case k == ActWrite:
+		return fmt.Sprintf("sends write counter = %d%s; the network holds it until t=%d", ev.Value, tokenNote(ev.Token), until)
+	case c.Flags&FlagReply != 0:
+		shadow := *st
+		shadow.Action.Kind = ActAcquire
+		return describeAcquire(d, &shadow) + fmt.Sprintf("; the reply is held in the network until t=%d", until)
+	}
+	return fmt.Sprintf("sends %s; the network holds it until t=%d", requestWords(d, k, ev), until)
+}
+
+// requestWords names a request kind in a few words.
+func requestWords(d *Design, k ActionKind, ev *Event) string {
+	switch k {
+	case ActWrite:
+		return fmt.Sprintf("write counter = %d%s", ev.Value, tokenNote(ev.Token))
+	case ActRead:
+		return "its read"
+	case ActIncr:
+		return "INCR lock:fence"
+	case ActExpire:
+		return "EXPIRE " + LockKey
+	case ActAcquire:
+		return "its acquire"
+	case ActDel:
+		return "DEL " + LockKey
+	}
+	return "its release"
+}
+
+// describeArrive tells a held request's arrival, in the words of the request.
+func describeArrive(d *Design, st *StepRecord) string {
+	ev := &st.Event
+	c := &st.Before.Clients[st.Action.Client]
+	switch {
+	case c.Phase == PhaseArrive:
+		return describeWrite(d, st, unsafeNote(d, ev))
+	case c.Flags&FlagReply != 0:
+		if ev.Result == ResOK {
+			return "the held acquire reply arrives: OK, it holds the lock (it thinks)"
+		}
+		return "the held acquire reply arrives: refused"
+	case c.Flags&FlagInFlight != 0:
+		shadow := *st
+		shadow.Action.Kind = phaseAction[c.Phase]
+		return "its held request arrives: " + describeClientStep(d, &shadow)
+	}
+	if ev.Value != 0 && c.Flags&FlagStrayDel == 0 {
+		s := fmt.Sprintf("the first copy of its write counter = %d%s arrives late → ", ev.Value, tokenNote(ev.Token))
+		if ev.Result == ResRejected {
+			return s + storageRefusal(d, Action{Kind: ActWrite}, ev) + unsafeNote(d, ev)
+		}
+		return s + "accepted" + unsafeNote(d, ev)
+	}
+	s := "the first copy of its release arrives late → "
+	switch {
+	case ev.Result == ResOK:
+		s += "deleted"
+	case ev.Other == 0:
+		s += "no key"
+	default:
+		s += "the key is " + owner(ev.Other) + ", left alone"
+	}
+	if ev.Flags&EvRemovedOther != 0 {
+		s += "  ✗ deleted " + owner(ev.Other) + " lock"
+	}
+	return s
+}
+
+func describeLose(d *Design, st *StepRecord) string {
+	shadow := *st
+	shadow.Action.Kind, _ = mainStep(d, &st.Before, int(st.Action.Client))
+	return describeClientStep(d, &shadow) + fmt.Sprintf("; the reply is lost, it sends it again at t=%d", int(st.Event.Now)+d.TimeoutTicks)
+}
+
+func describePartition(d *Design, st *StepRecord) string {
+	g := int(st.Action.Arg)
+	until := int(st.Event.Now) + d.PartitionTicks
+	var what string
+	switch d.Partition {
+	case PartitionService:
+		what = "the lock service"
+		if d.Lock == LockDB {
+			what = "the database"
+		}
+	case PartitionNode:
+		what = fmt.Sprintf("node %d", g+1)
+	case PartitionMinority:
+		var nodes []string
+		for k := 0; k < minority(d); k++ {
+			nodes = append(nodes, fmt.Sprint((g+k)%d.Nodes+1))
+		}
+		what = "nodes " + joinStrings(nodes)
+	case PartitionStorage:
+		what = "the storage"
+	case PartitionPrimary:
+		return fmt.Sprintf("is cut off with the primary from the replica's side until t=%d", until)
+	}
+	return fmt.Sprintf("is cut off from %s until t=%d (a partition); it keeps running", what, until)
+}
+
+func joinStrings(xs []string) string {
+	s := ""
+	for k, x := range xs {
+		if k > 0 {
+			s += ", "
+		}
+		s += x
+	}
+	return s
 }

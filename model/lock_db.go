@@ -12,7 +12,7 @@ import "fmt"
 // txAccess is a read or write inside the lock's transaction: it fails if the
 // session was killed, and otherwise keeps the session busy (not idle).
 func txAccess(d *Design, s *State, i int) bool {
-	if s.Nodes[0].Owner != uint8(i+1) {
+	if s.Nodes[0].Owner != uint8(i+1) || !reach(d, s, i, 0) {
 		return false
 	}
 	s.Nodes[0].Exp = keyEnd(d, s.Now)
@@ -24,12 +24,21 @@ func txAccess(d *Design, s *State, i int) bool {
 func dbRelease(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	key := &s.Nodes[0]
+	if !reach(d, s, i, 0) { // cut off: COMMIT fails; the idle session will be killed
+		if c.Flags&FlagBuffered != 0 {
+			ev.Flags |= EvCommit
+			ev.Value = c.Read + 1
+		}
+		ev.Result = ResUnreachable
+		finishJob(c, ev)
+		return
+	}
 	if key.Owner == uint8(i+1) {
 		if c.Flags&FlagBuffered != 0 {
 			ev.Flags |= EvCommit
 			ev.Result, ev.Value = ResAccepted, c.Read+1
 			s.Store.Counter = c.Read + 1
-			s.Store.Accepted++
+			accept(d, &s.Store, c)
 		} else {
 			ev.Result = ResOK
 		}
@@ -53,6 +62,12 @@ func describeDBAcquire(ev *Event) string {
 }
 
 func describeDBRelease(d *Design, ev *Event) string {
+	if ev.Result == ResUnreachable {
+		if ev.Flags&EvCommit != 0 {
+			return "COMMIT → error: cut off (a partition); the write is not applied"
+		}
+		return "COMMIT → error: cut off (a partition); the idle session will be killed"
+	}
 	if d.Tx == TxOutside {
 		if ev.Result == ResOK {
 			return "COMMIT on the lock session → row unlocked"

@@ -11,13 +11,18 @@ import "fmt"
 func keyAcquire(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	me := uint8(i + 1)
-	key := &s.Nodes[0]
+	k := keyNode(s, i)
+	key := &s.Nodes[k]
 	if c.Phase == PhaseReenter {
 		reenter(d, s, i, ev)
 		return
 	}
 	if d.Check == CheckValidity {
-		c.Since = s.Now // kept only when it is used, so states stay few
+		c.Since, c.Skew = s.Now, 0 // kept only when it is used, so states stay few
+	}
+	if !reach(d, s, i, k) {
+		unreachable(s, i, ev)
+		return
 	}
 	if key.Back != 0 || (key.Owner != 0 && d.Bug != BugSetWithoutNX) {
 		refuse(d, s, i, ev)
@@ -50,7 +55,11 @@ func keyAcquire(d *Design, s *State, i int, ev *Event) {
 // incr is INCR lock:fence as its own request (acquire=incr-before|after).
 func incr(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
-	key := &s.Nodes[0]
+	key := &s.Nodes[keyNode(s, i)]
+	if !reach(d, s, i, keyNode(s, i)) {
+		unreachable(s, i, ev)
+		return
+	}
 	if key.Back != 0 { // the node is down: the INCR fails, try again next tick
 		ev.Result = ResRefused
 		c.Ready = s.Now + 1
@@ -68,8 +77,12 @@ func incr(d *Design, s *State, i int, ev *Event) {
 // expire is EXPIRE lock TTL, the second request of acquire=set-expire.
 func expire(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
-	key := &s.Nodes[0]
+	key := &s.Nodes[keyNode(s, i)]
 	c.Phase = PhaseRead
+	if !reach(d, s, i, keyNode(s, i)) {
+		ev.Result = ResUnreachable // it goes on without an expiry
+		return
+	}
 	if key.Owner == 0 || key.Back != 0 {
 		ev.Result = ResNoop
 		return
@@ -84,7 +97,11 @@ func expire(d *Design, s *State, i int, ev *Event) {
 func reenter(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	me := uint8(i + 1)
-	key := &s.Nodes[0]
+	key := &s.Nodes[keyNode(s, i)]
+	if !reach(d, s, i, keyNode(s, i)) {
+		unreachable(s, i, ev)
+		return
+	}
 	mine := d.Reenter == ReenterOwner && key.Owner == me
 	if key.Back != 0 || (key.Owner != 0 && !mine && d.Bug != BugSetWithoutNX) {
 		ev.Result = ResRefused
@@ -104,7 +121,12 @@ func reenter(d *Design, s *State, i int, ev *Event) {
 func keyRelease(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	me := uint8(i + 1)
-	key := &s.Nodes[0]
+	key := &s.Nodes[keyNode(s, i)]
+	if !reach(d, s, i, keyNode(s, i)) { // cut off: the release fails, the key expires by itself
+		ev.Result = ResUnreachable
+		finishJob(c, ev)
+		return
+	}
 	if key.Back != 0 { // the node is down: the request fails
 		ev.Result = ResNoop
 		finishJob(c, ev)
@@ -112,11 +134,11 @@ func keyRelease(d *Design, s *State, i int, ev *Event) {
 	}
 	switch {
 	case d.Release == ReleaseDel:
-		deleteKey(d, s, me, ev)
+		deleteKey(d, s, i, ev)
 		finishJob(c, ev)
 	case d.Release == ReleaseCAD:
 		if key.Owner == me || (d.Bug == BugCADNoCheck && key.Owner != 0) {
-			deleteKey(d, s, me, ev)
+			deleteKey(d, s, i, ev)
 		} else {
 			ev.Result = ResNoop
 		}
@@ -129,7 +151,7 @@ func keyRelease(d *Design, s *State, i int, ev *Event) {
 		c.Phase = PhaseDel
 	default: // get-del: the DEL
 		if c.Flags&FlagSawMine != 0 {
-			deleteKey(d, s, me, ev)
+			deleteKey(d, s, i, ev)
 		} else {
 			ev.Result = ResNoop
 		}
@@ -137,13 +159,14 @@ func keyRelease(d *Design, s *State, i int, ev *Event) {
 	}
 }
 
-func deleteKey(d *Design, s *State, me uint8, ev *Event) {
-	key := &s.Nodes[0]
+// deleteKey deletes the key client i uses, whoever holds it.
+func deleteKey(d *Design, s *State, i int, ev *Event) {
+	key := &s.Nodes[keyNode(s, i)]
 	if key.Owner == 0 {
 		ev.Result = ResNoop
 		return
 	}
-	if key.Owner != me {
+	if key.Owner != uint8(i+1) {
 		ev.Flags |= EvRemovedOther
 	}
 	ev.Result = ResOK
@@ -154,14 +177,25 @@ func deleteKey(d *Design, s *State, me uint8, ev *Event) {
 // renewal does not stop the worker.
 func keyRenew(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
-	key := &s.Nodes[0]
+	key := &s.Nodes[keyNode(s, i)]
 	c.Timer = s.Now + uint8(d.RenewTicks)
+	if !reach(d, s, i, keyNode(s, i)) {
+		ev.Result = ResUnreachable // a failed renewal does not stop the worker
+		return
+	}
 	if key.Owner == uint8(i+1) && key.Back == 0 {
 		key.Exp = keyEnd(d, s.Now)
 		ev.Result = ResOK
 	} else {
 		ev.Result = ResNoop
 	}
+}
+
+// unreachable: a request the client could not deliver (a partition); it
+// tries again next tick.
+func unreachable(s *State, i int, ev *Event) {
+	ev.Result = ResUnreachable
+	s.Clients[i].Ready = s.Now + 1
 }
 
 // Words.
@@ -178,6 +212,9 @@ func describeKeyAcquire(d *Design, st *StepRecord) string {
 		if d.Reenter == ReenterOwner {
 			cmd = fmt.Sprintf("nested acquire: reentrant lock, owner %s, count+1, PX %d", LockValue(i), d.TTLTicks*1000)
 		}
+	}
+	if ev.Result == ResUnreachable {
+		return cmd + fmt.Sprintf(" → error: cut off (a partition); retry at t=%d", int(ev.Now)+1)
 	}
 	if ev.Result == ResRefused {
 		switch {
@@ -196,6 +233,9 @@ func describeKeyAcquire(d *Design, st *StepRecord) string {
 }
 
 func describeIncr(ev *Event) string {
+	if ev.Result == ResUnreachable {
+		return fmt.Sprintf("INCR lock:fence → error: cut off (a partition); retry at t=%d", int(ev.Now)+1)
+	}
 	if ev.Result == ResRefused {
 		return fmt.Sprintf("INCR lock:fence → error (node down); retry at t=%d", int(ev.Now)+1)
 	}
@@ -203,6 +243,9 @@ func describeIncr(ev *Event) string {
 }
 
 func describeExpire(d *Design, ev *Event) string {
+	if ev.Result == ResUnreachable {
+		return fmt.Sprintf("EXPIRE %s %d → error: cut off (a partition); the key has no expiry", LockKey, d.TTLTicks)
+	}
 	if ev.Result == ResNoop {
 		return fmt.Sprintf("EXPIRE %s %d → 0 (no key)", LockKey, d.TTLTicks)
 	}
@@ -212,6 +255,9 @@ func describeExpire(d *Design, ev *Event) string {
 func describeWatchdog(d *Design, ev *Event) string {
 	if ev.Result == ResOK {
 		return fmt.Sprintf("watchdog: PEXPIRE %s %d → 1 (valid until t=%d)", LockKey, d.TTLTicks*1000, int(ev.Now)+d.TTLTicks)
+	}
+	if ev.Result == ResUnreachable {
+		return "watchdog: renewal fails, cut off (a partition); the worker goes on"
 	}
 	if ev.Other == 0 {
 		return "watchdog: renewal fails, there is no key; the worker goes on"
@@ -226,7 +272,9 @@ func describeKeyRelease(d *Design, st *StepRecord) string {
 	a := st.Action
 	c := &st.Before.Clients[a.Client]
 	switch {
-	case st.Before.Nodes[0].Back != 0:
+	case ev.Result == ResUnreachable:
+		return "release → error: cut off (a partition); it gives up, the key will expire"
+	case st.Before.Nodes[keyNode(&st.Before, int(a.Client))].Back != 0:
 		return "release → error (node down)"
 	case a.Kind == ActRelease && d.Release == ReleaseGetDel:
 		v := "(nil)"

@@ -28,12 +28,14 @@ func redlockAcquire(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	me := uint8(i + 1)
 	if c.Asked == 0 {
-		c.Since, c.Votes = s.Now, 0
+		c.Since, c.Votes, c.Skew = s.Now, 0, 0
 	}
 	k := c.Asked
 	n := &s.Nodes[k]
 	ev.Node, ev.Other = k, n.Owner
-	if n.Back == 0 && (n.Owner == 0 || d.Bug == BugSetWithoutNX) {
+	if !reach(d, s, i, int(k)) {
+		ev.Result = ResUnreachable
+	} else if n.Back == 0 && (n.Owner == 0 || d.Bug == BugSetWithoutNX) {
 		n.Owner, n.Exp = me, keyEnd(d, s.Now)
 		c.Votes |= 1 << k
 		ev.Result = ResOK
@@ -51,7 +53,7 @@ func redlockAcquire(d *Design, s *State, i int, ev *Event) {
 		need = d.Nodes
 	}
 	c.Asked = 0
-	left := int(c.Since) + d.TTLTicks - d.DriftTicks - int(s.Now)
+	left := validityLeft(d, s, c)
 	if votes >= need && left > 0 {
 		ev.Flags |= EvWon
 		c.Votes = 0
@@ -94,7 +96,7 @@ func redlockRelease(d *Design, s *State, i int, ev *Event) {
 		case ReleaseGetDel:
 			del = c.Votes&(1<<k) != 0
 		}
-		if del && n.Owner != 0 && n.Back == 0 {
+		if del && n.Owner != 0 && n.Back == 0 && reach(d, s, i, k) {
 			if n.Owner != me {
 				ev.Flags |= EvRemovedOther
 				ev.Other = n.Owner
@@ -123,6 +125,8 @@ func describeRedlockAcquire(d *Design, st *StepRecord) string {
 	switch {
 	case ev.Result == ResOK:
 		s += "OK"
+	case ev.Result == ResUnreachable:
+		s += "error: cut off (a partition)"
 	case st.Before.Nodes[ev.Node].Back != 0:
 		s += "error (node down)"
 	default:
@@ -130,8 +134,11 @@ func describeRedlockAcquire(d *Design, st *StepRecord) string {
 	}
 	s += fmt.Sprintf(" [%d of %d votes]", ev.Value, d.Nodes)
 	if int(ev.Node)+1 == d.Nodes {
-		c := &st.Before.Clients[i]
-		left := int(c.Since) + d.TTLTicks - d.DriftTicks - int(ev.Now)
+		c := st.Before.Clients[i]
+		if c.Asked == 0 { // the first node: the attempt starts now
+			c.Since, c.Skew = ev.Now, 0
+		}
+		left := int(c.Since) + d.TTLTicks - d.DriftTicks - (int(ev.Now) + int(c.Skew))
 		if ev.Flags&EvWon != 0 {
 			s += fmt.Sprintf("; lock won, validity %d ticks", left)
 		} else {

@@ -20,11 +20,15 @@ func zkAcquireEnabled(s *State, i int) bool {
 func zkAcquire(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	key := &s.Nodes[0]
+	if !reach(d, s, i, 0) {
+		unreachable(s, i, ev)
+		return
+	}
 	if c.Flags&FlagZNode == 0 { // the node's sequence number orders the queue
 		takeToken(key, c, ev)
 		c.Flags |= FlagZNode
 		if d.Check == CheckValidity {
-			c.Since = s.Now
+			c.Since, c.Skew = s.Now, 0
 		}
 		zkOwner(d, s)
 	}
@@ -53,6 +57,16 @@ func zkOwner(d *Design, s *State) {
 func zkRelease(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	ev.Result = ResNoop
+	if !reach(d, s, i, 0) { // cut off: its node lives until its session expires
+		ev.Result = ResUnreachable
+		token, node := c.Token, c.Flags&FlagZNode
+		finishJob(c, ev)
+		if node != 0 {
+			c.Flags, c.Token = c.Flags|FlagZNode, token
+			c.Timer = s.Now + uint8(d.SessionTicks)
+		}
+		return
+	}
 	if c.Flags&FlagZNode != 0 {
 		ev.Result = ResOK
 		c.Flags &^= FlagZNode
@@ -107,6 +121,9 @@ func describeZKAcquire(d *Design, st *StepRecord) string {
 	ev := &st.Event
 	i := int(st.Action.Client)
 	c := &st.Before.Clients[i]
+	if ev.Result == ResUnreachable {
+		return fmt.Sprintf("create /lock/n-… → error: cut off (a partition); retry at t=%d", int(ev.Now)+1)
+	}
 	s := "watch fires: its predecessor is gone"
 	if c.Flags&FlagZNode == 0 {
 		s = fmt.Sprintf("create /lock/n-%010d (ephemeral, sequential)", st.After.Clients[i].Token)
@@ -118,6 +135,9 @@ func describeZKAcquire(d *Design, st *StepRecord) string {
 }
 
 func describeZKRelease(ev *Event) string {
+	if ev.Result == ResUnreachable {
+		return "delete its node → error: cut off (a partition); the node lives until its session expires"
+	}
 	if ev.Result == ResOK {
 		return "delete its node → the next in line is notified"
 	}

@@ -11,9 +11,9 @@ import (
 )
 
 func TestStateHasNoPadding(t *testing.T) {
-	fields := MaxClients*int(unsafe.Sizeof(Client{})) + MaxNodes*int(unsafe.Sizeof(Node{})) + int(unsafe.Sizeof(Storage{})) + 8
+	fields := MaxClients*int(unsafe.Sizeof(Client{})) + MaxNodes*int(unsafe.Sizeof(Node{})) + int(unsafe.Sizeof(Storage{})) + 12
 	require.Equal(t, fields, stateSize)
-	require.Equal(t, 12, int(unsafe.Sizeof(Client{})))
+	require.Equal(t, 16, int(unsafe.Sizeof(Client{})))
 	require.Equal(t, 6, int(unsafe.Sizeof(Node{})))
 	require.Equal(t, 6, int(unsafe.Sizeof(Storage{})))
 }

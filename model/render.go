@@ -59,6 +59,11 @@ func describeTick(d *Design, st *StepRecord) string {
 			notes = append(notes, ClientName(i)+" resumes")
 		}
 	}
+	for i := 0; i < d.Clients; i++ {
+		if ev.HealedMask&(1<<i) != 0 {
+			notes = append(notes, ClientName(i)+"'s partition heals")
+		}
+	}
 	s := fmt.Sprintf("t=%d", ev.Now)
 	if len(notes) > 0 {
 		s += "  " + strings.Join(notes, "; ")
@@ -84,7 +89,15 @@ func describeClientStep(d *Design, st *StepRecord) string {
 	case ActCrash:
 		return describeCrash(&st.Before.Clients[a.Client])
 	case ActDelay:
-		return describeDelay(ev, a.Arg)
+		return describeDelay(d, st, a.Arg)
+	case ActLose:
+		return describeLose(d, st)
+	case ActPartition:
+		return describePartition(d, st)
+	case ActSkew:
+		return describeSkew(d)
+	case ActArrive:
+		return describeArrive(d, st)
 	case ActIncr:
 		return describeIncr(ev)
 	case ActCheck:
@@ -100,7 +113,7 @@ func describeClientStep(d *Design, st *StepRecord) string {
 		return describeExpire(d, ev)
 	case ActRead:
 		return describeRead(d, st, unsafeNote(d, ev))
-	case ActWrite, ActArrive:
+	case ActWrite:
 		return describeWrite(d, st, unsafeNote(d, ev))
 	case ActRelease, ActDel:
 		return describeRelease(d, st)
@@ -131,7 +144,7 @@ func RenderSteps(r *Run) string {
 		}
 		st := &steps[k]
 		k++
-		if st.Action.Kind == ActTick && st.Event.ExpiredMask == 0 && st.Event.ResumedMask == 0 {
+		if st.Action.Kind == ActTick && st.Event.ExpiredMask == 0 && st.Event.ResumedMask == 0 && st.Event.HealedMask == 0 {
 			continue
 		}
 		b.WriteString(Describe(d, st))
@@ -168,7 +181,7 @@ func pollRun(steps []StepRecord, k int) (from, to int, who string, holder uint8,
 		ticks++
 		to = int(steps[start].Event.Now)
 		next = j
-		if j < len(steps) && steps[j].Action.Kind == ActTick && steps[j].Event.ExpiredMask == 0 && steps[j].Event.ResumedMask == 0 {
+		if j < len(steps) && steps[j].Action.Kind == ActTick && steps[j].Event.ExpiredMask == 0 && steps[j].Event.ResumedMask == 0 && steps[j].Event.HealedMask == 0 {
 			j++
 			continue
 		}

@@ -50,6 +50,21 @@ func heldNodes(d *Design, s *State, i int) int {
 	return n
 }
 
+// singleKey reports whether the lock is one key on one node that clients
+// use (redis, replica, etcd, db), as opposed to Redlock's votes and
+// ZooKeeper's queue of nodes.
+func singleKey(d *Design) bool { return d.Lock != LockRedlock && d.Lock != LockZooKeeper }
+
+// keyNode is the node whose key client i uses: node 0, or for a client cut
+// off with the old primary after a split-brain failover, node 1 (where the
+// old primary now is).
+func keyNode(s *State, i int) int {
+	if s.Clients[i].Flags&FlagOldSide != 0 {
+		return 1
+	}
+	return 0
+}
+
 // acquireEnabled reports whether client i, in PhaseAcquire and not
 // waiting, may send its acquire now (a ZooKeeper client waits on a watch).
 func acquireEnabled(d *Design, s *State, i int) bool {
@@ -114,7 +129,7 @@ func expireKey(d *Design, s *State, k int, ev *Event) {
 	if o == 0 {
 		return
 	}
-	if d.Lock == LockReplica && k == 1 {
+	if d.Lock == LockReplica && k == 1 && !splitBrain(d, s) {
 		n.Owner, n.Exp = 0, 0 // the replica's copy: nobody is told
 		return
 	}

@@ -37,6 +37,11 @@ const (
 	FlagBuffered                    // db tx=inside: its write waits for COMMIT
 	FlagChecked                     // check=validity: checked for the next access
 	FlagLost                        // crashed with its write in flight (outcome unknown)
+	FlagInFlight                    // a request other than a write is in the network until Ready; next, it arrives
+	FlagWrote                       // a copy of this job's write was accepted (a resent copy is not a second job)
+	FlagStrayDel                    // its stray copy (Stray) is a release, not a write
+	FlagOldSide                     // replica split brain: it talks to the old primary (node 1), cut off with it
+	FlagReply                       // its acquire was applied; the reply is held in the network until Ready
 )
 
 // Client is one client process and its job. All fields are bytes or
@@ -52,6 +57,10 @@ type Client struct {
 	Asked   uint8  // redlock: nodes asked so far in this attempt
 	Since   uint8  // tick its current lock was requested (validity = Since+TTL−drift−now)
 	Timer   uint8  // next watchdog renewal (renew=k); zookeeper: session expiry; 0 none
+	Cut     uint8  // partition: cut off from Group until this tick; 0 connected
+	Group   uint8  // partition: what it is cut off from (1-based group of the design's partition=)
+	Skew    int8   // its own clock's error gained since Since was read (client clock jumps)
+	Stray   uint8  // timeout: tick at which the first copy of a resent write or release arrives; 0 none
 }
 
 // Node is one lock-service node: a Redis instance (redis: node 0; replica:
@@ -88,6 +97,10 @@ type State struct {
 	NodeCrashed uint8 // node crashes used
 	Jumped      uint8 // clock jumps used
 	Delayed     uint8 // network delays used
+	Partitioned uint8 // partitions used
+	LostReplies uint8 // lost replies used
+	ClockSkewed uint8 // client clock jumps used
+	Spare       uint8 // reserved (keeps State free of padding)
 }
 
 // stateSize is the size of State in bytes; State has no padding (a test
@@ -256,5 +269,17 @@ func clientLess(a, b *Client) bool {
 	if a.Since != b.Since {
 		return a.Since < b.Since
 	}
-	return a.Timer < b.Timer
+	if a.Timer != b.Timer {
+		return a.Timer < b.Timer
+	}
+	if a.Cut != b.Cut {
+		return a.Cut < b.Cut
+	}
+	if a.Group != b.Group {
+		return a.Group < b.Group
+	}
+	if a.Skew != b.Skew {
+		return a.Skew < b.Skew
+	}
+	return a.Stray < b.Stray
 }

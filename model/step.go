@@ -31,6 +31,9 @@ const (
 	ActFailover                    // fault: the replica is promoted, losing what it had not received
 	ActNodeCrash                   // fault: lock node Arg crashes (and restarts after restart ticks)
 	ActClockJump                   // fault: lock node Arg's clock jumps forward by jump ticks
+	ActLose                        // fault: the client's next request is applied but its reply is lost; it resends after timeout
+	ActPartition                   // fault: the client is cut off from group Arg (partition=) for partition-ticks
+	ActSkew                        // fault: the client's own clock jumps by client-jump ticks ("A clock-jump")
 	numActionKinds
 )
 
@@ -41,6 +44,7 @@ const (
 	argNone  argKind = iota
 	argTicks         // a length in ticks, 1 … MaxWaitTicks
 	argNode          // a lock node, written 1 … MaxNodes, stored from 0
+	argGroup         // a partition group, written 1 … MaxNodes, stored from 0
 )
 
 // actionFacts are the facts about one kind of action, in one table: its
@@ -73,6 +77,9 @@ var actionTable = [numActionKinds]actionFacts{
 	ActFailover:  {"failover", false, true, argNone},
 	ActNodeCrash: {"node-crash", false, true, argNode},
 	ActClockJump: {"clock-jump", false, true, argNode},
+	ActLose:      {"lose", true, true, argNone},
+	ActPartition: {"partition", true, true, argGroup},
+	ActSkew:      {"clock-jump", true, true, argNone},
 }
 
 func (k ActionKind) String() string {
@@ -92,6 +99,17 @@ func (k ActionKind) ByClient() bool { return k < numActionKinds && actionTable[k
 
 func (k ActionKind) hasTicks() bool { return k < numActionKinds && actionTable[k].arg == argTicks }
 func (k ActionKind) hasNode() bool  { return k < numActionKinds && actionTable[k].arg == argNode }
+func (k ActionKind) hasGroup() bool { return k < numActionKinds && actionTable[k].arg == argGroup }
+
+// isRequest reports whether a client step is a request to the lock service
+// or the storage (one that the network can delay or lose the reply of).
+func (k ActionKind) isRequest() bool {
+	switch k {
+	case ActAcquire, ActIncr, ActExpire, ActRead, ActWrite, ActRelease, ActDel:
+		return true
+	}
+	return false
+}
 
 // Action is one thing that can happen: a comparable value.
 type Action struct {
@@ -114,6 +132,8 @@ func (a Action) String() string {
 		return k.String()
 	case k.hasTicks():
 		return ClientName(int(a.Client)) + " " + k.String() + " " + strconv.Itoa(int(a.Arg))
+	case k.hasGroup():
+		return ClientName(int(a.Client)) + " " + k.String() + " " + strconv.Itoa(int(a.Arg)+1)
 	}
 	return ClientName(int(a.Client)) + " " + k.String()
 }
@@ -142,8 +162,8 @@ func ParseAction(s string) (Action, error) {
 		}
 	}
 	kind := -1
-	for i, facts := range actionTable {
-		if facts.word == f[verbAt] {
+	for i, facts := range actionTable { // a word may name a client's and a node's fault (clock-jump)
+		if facts.word == f[verbAt] && (kind < 0 || facts.byClient == (verbAt == 1)) {
 			kind = i
 		}
 	}
@@ -158,7 +178,7 @@ func ParseAction(s string) (Action, error) {
 		return Action{}, fmt.Errorf("action %q: %s needs a client first (\"A %s\")", clip(s), a.Kind, a.Kind)
 	}
 	args := f[verbAt+1:]
-	needArg := a.Kind.hasTicks() || a.Kind.hasNode()
+	needArg := a.Kind.hasTicks() || a.Kind.hasNode() || a.Kind.hasGroup()
 	if !needArg {
 		if len(args) != 0 {
 			return Action{}, fmt.Errorf("action %q: %s takes no argument", clip(s), a.Kind)
@@ -174,9 +194,11 @@ func ParseAction(s string) (Action, error) {
 		return Action{}, fmt.Errorf("action %q: %s length %q: want 1 to %d ticks", clip(s), a.Kind, clip(args[0]), MaxWaitTicks)
 	case a.Kind.hasNode() && (err != nil || n < 1 || n > MaxNodes):
 		return Action{}, fmt.Errorf("action %q: node %q: want 1 to %d", clip(s), clip(args[0]), MaxNodes)
+	case a.Kind.hasGroup() && (err != nil || n < 1 || n > MaxNodes):
+		return Action{}, fmt.Errorf("action %q: group %q: want 1 to %d (the node or window of partition=)", clip(s), clip(args[0]), MaxNodes)
 	}
 	a.Arg = uint8(n)
-	if a.Kind.hasNode() {
+	if a.Kind.hasNode() || a.Kind.hasGroup() {
 		a.Arg--
 	}
 	return a, nil
@@ -192,6 +214,7 @@ const (
 	ResAccepted        // storage accepted the read or write
 	ResRejected        // storage refused the read or write (fencing, CAS, killed session)
 	ResNoop            // release found nothing to delete, EXPIRE found no key, renewal failed
+	ResUnreachable     // a partition cut the client off: the request failed (it retries, or gives up a release)
 )
 
 // Event flags: what a step caused that properties and the timeline need.
@@ -206,6 +229,9 @@ const (
 	EvCommit                          // db: this COMMIT decided the job's write
 	EvGiveUp                          // check=validity: no validity left, the job gives up
 	EvNodeBack                        // tick: a crashed node came back
+	EvHealed                          // tick: a partition healed (HealedMask)
+	EvStray                           // arrive: the first copy of a resent request arrived
+	EvSplit                           // failover: a split brain (the old primary keeps answering its side)
 )
 
 // Event is what one step did. It is a fixed-size value: no allocation.
@@ -223,11 +249,15 @@ type Event struct {
 	// For ticks: masks of clients whose key expired / who resumed.
 	ExpiredMask uint8
 	ResumedMask uint8
+	HealedMask  uint8
 }
 
 // mainStep is the action client i's own thread would take next, if any.
 func mainStep(d *Design, s *State, i int) (ActionKind, bool) {
 	c := &s.Clients[i]
+	if c.Flags&FlagInFlight != 0 { // waiting for a reply: next, the request (or reply) arrives
+		return ActArrive, c.Ready == 0
+	}
 	if c.Ready != 0 || c.Flags&FlagWaiting != 0 {
 		return 0, false
 	}
@@ -248,6 +278,32 @@ func mainStep(d *Design, s *State, i int) (ActionKind, bool) {
 	return phaseAction[c.Phase], true
 }
 
+// nextKind is the kind of client i's next step of its own, whether or not
+// it may take it now (a pause during its work falls before its write): the
+// place that fault placement (pause-at=…) names.
+func nextKind(d *Design, s *State, i int) ActionKind {
+	c := &s.Clients[i]
+	if c.Flags&FlagInFlight != 0 || c.Phase == PhaseArrive {
+		return ActArrive
+	}
+	if (c.Phase == PhaseRead || c.Phase == PhaseWrite) && d.Check == CheckValidity && c.Flags&FlagChecked == 0 {
+		return ActCheck
+	}
+	return phaseAction[c.Phase]
+}
+
+// at reports whether a fault placed at p may fall before client i's next step.
+func at(d *Design, s *State, i int, p Place) bool {
+	return p == PlaceAny || nextKind(d, s, i) == placeKinds[p]
+}
+
+// strayDue reports whether the first copy of client i's resent request
+// arrives now.
+func strayDue(s *State, i int) bool {
+	c := &s.Clients[i]
+	return c.Stray != 0 && c.Stray <= s.Now && c.Flags&FlagInFlight == 0 && c.Phase != PhaseArrive
+}
+
 // renewDue reports whether client i's watchdog must renew now.
 func renewDue(d *Design, s *State, i int) bool {
 	c := &s.Clients[i]
@@ -265,6 +321,10 @@ func Actions(d *Design, s *State, buf []Action) []Action {
 	anyLive := false
 	for i := 0; i < d.Clients; i++ {
 		c := &s.Clients[i]
+		if c.Stray != 0 && strayDue(s, i) { // a stray copy arrives whatever its client does
+			anyStep = true
+			buf = append(buf, Action{Kind: ActArrive, Client: uint8(i)})
+		}
 		if !c.Live() {
 			continue
 		}
@@ -287,6 +347,9 @@ func Actions(d *Design, s *State, buf []Action) []Action {
 		buf = slowActions(d, s, i, buf)
 		buf = delayActions(d, s, i, buf)
 		buf = crashActions(d, s, i, buf)
+		buf = loseActions(d, s, i, buf)
+		buf = partitionActions(d, s, i, buf)
+		buf = skewActions(d, s, i, buf)
 	}
 	if anyLive {
 		buf = replicaActions(d, s, buf)
@@ -337,7 +400,7 @@ func Step(d *Design, s State, a Action) (State, Event) {
 	case ActReplicate:
 		replicate(&s, &ev)
 	case ActFailover:
-		failover(&s, &ev)
+		failover(d, &s, &ev)
 	case ActNodeCrash:
 		nodeCrash(d, &s, int(a.Arg), &ev)
 	case ActClockJump:
@@ -350,6 +413,14 @@ func Step(d *Design, s State, a Action) (State, Event) {
 		crash(d, &s, int(a.Client))
 	case ActDelay:
 		delay(d, &s, int(a.Client), a.Arg, &ev)
+	case ActLose:
+		lose(d, &s, int(a.Client), &ev)
+	case ActPartition:
+		partition(d, &s, int(a.Client), a.Arg)
+	case ActSkew:
+		skew(d, &s, int(a.Client))
+	case ActArrive:
+		arrive(d, &s, int(a.Client), &ev)
 	default:
 		clientStep(d, &s, a, &ev)
 	}
@@ -373,7 +444,7 @@ func clientStep(d *Design, s *State, a Action, ev *Event) {
 		check(d, s, i, ev)
 	case ActRead:
 		read(d, s, i, ev)
-	case ActWrite, ActArrive:
+	case ActWrite:
 		write(d, s, i, ev)
 	case ActRelease, ActDel:
 		release(d, s, i, ev)
@@ -387,7 +458,7 @@ func clientStep(d *Design, s *State, a Action, ev *Event) {
 // job up if none is left.
 func check(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
-	left := int(c.Since) + d.TTLTicks - d.DriftTicks - int(s.Now)
+	left := validityLeft(d, s, c)
 	ev.Value = uint8(max(left, 0))
 	if left > 0 {
 		ev.Result = ResOK
@@ -396,6 +467,12 @@ func check(d *Design, s *State, i int, ev *Event) {
 	}
 	ev.Result, ev.Flags = ResNoop, ev.Flags|EvGiveUp
 	c.Phase = PhaseRelease
+}
+
+// validityLeft is the validity the client believes it has left, by its own
+// clock: TTL − (its clock now − its clock when it sent the acquire) − drift.
+func validityLeft(d *Design, s *State, c *Client) int {
+	return int(c.Since) + d.TTLTicks - d.DriftTicks - (int(s.Now) + int(c.Skew))
 }
 
 // read is the job's read of the counter, with its token when fence=rw.
@@ -408,6 +485,12 @@ func read(d *Design, s *State, i int, ev *Event) {
 	ev.Held = uint8(heldNodes(d, s, i))
 	tok := sentToken(d, c, true)
 	ev.Token = tok
+	if !reachStorage(d, s, i) { // cut off: the read fails, it retries next tick
+		ev.Flags &^= EvUnsafe
+		ev.Result = ResUnreachable
+		c.Ready = s.Now + 1
+		return
+	}
 	if inTx(d) {
 		if !txAccess(d, s, i) { // the session was killed: the SELECT fails
 			ev.Result = ResRejected
@@ -444,6 +527,12 @@ func write(d *Design, s *State, i int, ev *Event) {
 	ev.Held = uint8(heldNodes(d, s, i))
 	tok := sentToken(d, c, false)
 	ev.Token, ev.Value = tok, c.Read+1
+	if !reachStorage(d, s, i) && c.Phase != PhaseArrive { // cut off: it retries next tick
+		ev.Flags &^= EvUnsafe
+		ev.Result = ResUnreachable
+		c.Ready = s.Now + 1
+		return
+	}
 	c.Phase = PhaseRelease
 	if c.Flags&FlagLost != 0 {
 		c.Phase = PhaseCrashed
@@ -463,7 +552,22 @@ func write(d *Design, s *State, i int, ev *Event) {
 	}
 	ev.Result = ResAccepted
 	s.Store.Counter = c.Read + 1
-	s.Store.Accepted++
+	accept(d, &s.Store, c)
+}
+
+// accept counts client c's job among those whose write was accepted, once
+// however many copies of the write the storage took. Only designs whose
+// clients resend (timeout=T) keep the FlagWrote mark, so that the others'
+// states stay as few as they were.
+func accept(d *Design, st *Storage, c *Client) {
+	if d.TimeoutTicks == 0 {
+		st.Accepted++
+		return
+	}
+	if c.Flags&FlagWrote == 0 {
+		c.Flags |= FlagWrote
+		st.Accepted++
+	}
 }
 
 // keyEnd is the tick at which a key (lease, session deadline) set now is
@@ -505,7 +609,11 @@ func takeToken(key *Node, c *Client, ev *Event) {
 }
 
 func finishJob(c *Client, ev *Event) {
-	*c = Client{Phase: PhaseDone}
+	if c.Stray != 0 { // the first copy of a resent request is still on its way
+		*c = Client{Phase: PhaseDone, Token: c.Token, Read: c.Read, Version: c.Version, Stray: c.Stray, Flags: c.Flags & (FlagWrote | FlagStrayDel)}
+	} else {
+		*c = Client{Phase: PhaseDone}
+	}
 	ev.Flags |= EvJobDone
 }
 
@@ -528,6 +636,9 @@ func tick(d *Design, s *State, ev *Event) {
 	}
 	for i := 0; i < d.Clients; i++ {
 		c := &s.Clients[i]
+		if c.Cut != 0 && c.Cut <= s.Now {
+			heal(d, s, i, ev)
+		}
 		clientTick(d, s, i, ev)
 		if c.Ready == s.Now {
 			c.Ready = 0

@@ -92,6 +92,9 @@ func describeRead(d *Design, st *StepRecord, unsafe string) string {
 	if inTx(d) {
 		s = "SELECT counter (in its transaction) → "
 	}
+	if ev.Result == ResUnreachable {
+		return s + fmt.Sprintf("error: cut off from the storage (a partition); retry at t=%d", int(ev.Now)+1)
+	}
 	if ev.Result == ResRejected {
 		return s + storageRefusal(d, st.Action, ev) + unsafe
 	}
@@ -103,6 +106,9 @@ func describeWrite(d *Design, st *StepRecord, unsafe string) string {
 	s := fmt.Sprintf("write counter = %d%s → ", ev.Value, tokenNote(ev.Token))
 	if st.Action.Kind == ActArrive {
 		s = fmt.Sprintf("its delayed write counter = %d%s arrives → ", ev.Value, tokenNote(ev.Token))
+	}
+	if ev.Result == ResUnreachable {
+		return s + fmt.Sprintf("error: cut off from the storage (a partition); retry at t=%d", int(ev.Now)+1)
 	}
 	if inTx(d) {
 		s = fmt.Sprintf("UPDATE counter = %d (in its transaction) → ", ev.Value)
