@@ -208,13 +208,13 @@ func ParseAction(s string) (Action, error) {
 type Result uint8
 
 const (
-	ResNone     Result = iota
-	ResOK              // SET NX won, INCR/EXPIRE/GET answered, DEL removed the key, db write buffered
-	ResRefused         // SET NX found the key: retry next tick (or wait)
-	ResAccepted        // storage accepted the read or write
-	ResRejected        // storage refused the read or write (fencing, CAS, killed session)
-	ResNoop            // release found nothing to delete, EXPIRE found no key, renewal failed
-	ResUnreachable     // a partition cut the client off: the request failed (it retries, or gives up a release)
+	ResNone        Result = iota
+	ResOK                 // SET NX won, INCR/EXPIRE/GET answered, DEL removed the key, db write buffered
+	ResRefused            // SET NX found the key: retry next tick (or wait)
+	ResAccepted           // storage accepted the read or write
+	ResRejected           // storage refused the read or write (fencing, CAS, killed session)
+	ResNoop               // release found nothing to delete, EXPIRE found no key, renewal failed
+	ResUnreachable        // a partition cut the client off: the request failed (it retries, or gives up a release)
 )
 
 // Event flags: what a step caused that properties and the timeline need.
