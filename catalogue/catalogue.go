@@ -72,6 +72,22 @@ var Entries = []Entry{
 	// database row lock
 	{"db/cad/none/plain", "work inside the lock's transaction"},
 	{"db/cad/none/plain,tx=outside", "work outside the lock's transaction"},
+	{"db/cad/none/plain,pauses=0,delays=1,max-delay=15", "a held request: the idle session is killed, the work rolled back"},
+	// faults from the field: partitions, lost replies and resends, delays
+	// on every request, client clocks, fault placement
+	{"redlock/cad/none/plain,partition=minority,clients=2,pauses=0,jumps=1,jump=9,partitions=2", "Redlock split by partitions and a clock jump (Kleppmann's case)"},
+	{"replica/cad/none/plain,partition=primary,clients=2,pauses=0,partitions=1", "the primary cut off with its client: split brain"},
+	{"replica/cad/rw/max-token,partition=primary,clients=2,pauses=0,partitions=1", "split brain with fencing: each side hands out the same tokens"},
+	{"redis/cad/none/plain,partition=storage,pauses=0,partitions=1", "cut off from the storage: the retried write lands late"},
+	{"redis/cad/rw/max-token,partition=storage,pauses=0,partitions=1", "cut off from the storage, fenced: the late write is refused"},
+	{"redis/cad/none/plain,pauses=0,slow=1,renew=3,partitions=1", "a watchdog cut off from Redis: renewals fail, the worker goes on"},
+	{"zookeeper/cad/none/plain,pauses=0,slow=1,partitions=1", "a partition outlives the ZooKeeper session"},
+	{"redis/del/none/plain,lose-at=release,pauses=0,losses=1,timeout=3", "a lost reply: the resent DEL deletes the next holder's lock"},
+	{"redis/cad/none/plain,lose-at=release,pauses=0,losses=1,timeout=3", "check-and-delete survives a resent release"},
+	{"redis/cad/none/plain,delay-at=write,pauses=0,delays=1,max-delay=15,timeout=3", "a resent write's first copy arrives late"},
+	{"redis/cad/none/plain,delay-at=acquire,pauses=0,delays=1,max-delay=15", "an acquire reply held in the network"},
+	{"redis/cad/none/plain,check=validity,pause-at=check", "pauses only before the validity check: all caught"},
+	{"redis/cad/none/plain,check=validity,pause-at=check,client-jumps=1", "the client's own clock jumps back: the check is fooled"},
 }
 
 // Names lists the entries' names.

@@ -53,8 +53,9 @@ type Job struct {
 	ReturnTick int
 	Read       int // value read (valid when the read was accepted)
 	ReadOK     bool
-	Wrote      int // value written (Read+1)
-	Token      int // token sent with the write (0: none)
+	Wrote      int  // value written (Read+1)
+	Token      int  // token sent with the write (0: none)
+	Landed     bool // a copy of its write was applied though its client saw no reply to it
 	Outcome    Outcome
 }
 
@@ -123,7 +124,7 @@ func Replay(d *Design, trace []Action) (*Run, error) {
 		next, ev := Step(d, s, a)
 		seq := i + 1
 		r.Steps = append(r.Steps, StepRecord{Seq: seq, Action: a, Event: ev, Before: s, After: next})
-		recordJob(open, &r.History, &r.Steps[len(r.Steps)-1])
+		recordJob(d, open, &r.History, &r.Steps[len(r.Steps)-1])
 		tl.observe(&next, &ev)
 		s = next
 		check(&s, &ev, seq)
@@ -148,9 +149,38 @@ func Replay(d *Design, trace []Action) (*Run, error) {
 	return r, nil
 }
 
+// RequestKind is the client step that st performed: for a lost reply or
+// an arrival, the request underneath (a stray first copy is a write or a
+// release); otherwise the step's own kind.
+func RequestKind(d *Design, st *StepRecord) ActionKind {
+	a := st.Action
+	if !a.Kind.ByClient() {
+		return a.Kind
+	}
+	c := &st.Before.Clients[a.Client]
+	switch a.Kind {
+	case ActLose:
+		k, _ := mainStep(d, &st.Before, int(a.Client))
+		return k
+	case ActArrive:
+		switch {
+		case c.Phase == PhaseArrive:
+			return ActWrite
+		case c.Flags&FlagReply != 0:
+			return ActAcquire
+		case c.Flags&FlagInFlight != 0:
+			return phaseAction[c.Phase]
+		case c.Flags&FlagStrayDel != 0:
+			return ActRelease
+		}
+		return ActWrite
+	}
+	return a.Kind
+}
+
 // recordJob follows each client's job through the events. open[i] is the
 // index in hist of client i's unfinished job, or -1.
-func recordJob(open []int, hist *[]Job, st *StepRecord) {
+func recordJob(d *Design, open []int, hist *[]Job, st *StepRecord) {
 	a, ev, seq := st.Action, &st.Event, st.Seq
 	if !a.Kind.ByClient() {
 		return
@@ -162,11 +192,26 @@ func recordJob(open []int, hist *[]Job, st *StepRecord) {
 	}
 	end := func(o Outcome) {
 		if j != nil {
+			if o != OutcomeOK && j.Landed {
+				o = OutcomeOK // told it failed, but an earlier copy of its write took effect
+			}
 			j.ReturnSeq, j.ReturnTick, j.Outcome = seq, int(ev.Now), o
 			open[i] = -1
 		}
 	}
-	switch a.Kind {
+	kind := RequestKind(d, st)
+	stray := a.Kind == ActArrive && kind == ActWrite && st.Before.Clients[i].Phase != PhaseArrive
+	switch {
+	case ev.Result == ResUnreachable && a.Kind != ActLose:
+		return // the request never got through: it is tried again
+	case a.Kind == ActLose || stray:
+		// applied, but its client saw no reply: its job goes on
+		if j != nil && ev.Result == ResAccepted && (kind == ActWrite || ev.Flags&EvCommit != 0) {
+			j.Wrote, j.Token, j.Landed = int(ev.Value), int(ev.Token), true
+		}
+		return
+	}
+	switch kind {
 	case ActRead:
 		*hist = append(*hist, Job{Client: i, CallSeq: seq, CallTick: int(ev.Now), Read: int(ev.Value), ReadOK: ev.Result == ResAccepted})
 		open[i] = len(*hist) - 1
@@ -174,7 +219,7 @@ func recordJob(open []int, hist *[]Job, st *StepRecord) {
 		if ev.Result == ResRejected {
 			end(OutcomeFailed)
 		}
-	case ActWrite, ActArrive:
+	case ActWrite:
 		if j == nil {
 			return
 		}

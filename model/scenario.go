@@ -122,6 +122,9 @@ func ParseScenario(text string) (*Scenario, error) {
 			if a.Kind.hasNode() && int(a.Arg) >= lockNodes(&sc.Design) {
 				return nil, fmt.Errorf("line %d: node %d, but lock %s has %d node(s)", lineNo, a.Arg+1, sc.Design.Lock, lockNodes(&sc.Design))
 			}
+			if a.Kind.hasGroup() && int(a.Arg) >= partitionGroups(&sc.Design) {
+				return nil, fmt.Errorf("line %d: partition group %d, but partition=%s has %d group(s)", lineNo, a.Arg+1, sc.Design.Partition, partitionGroups(&sc.Design))
+			}
 			for ; times > 0; times-- {
 				sc.Trace = append(sc.Trace, a)
 			}

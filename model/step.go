@@ -232,6 +232,7 @@ const (
 	EvHealed                          // tick: a partition healed (HealedMask)
 	EvStray                           // arrive: the first copy of a resent request arrived
 	EvSplit                           // failover: a split brain (the old primary keeps answering its side)
+	EvOldSide                         // the acting client talks to an old primary (split brain)
 )
 
 // Event is what one step did. It is a fixed-size value: no allocation.
@@ -340,16 +341,18 @@ func Actions(d *Design, s *State, buf []Action) []Action {
 	}
 	for i := 0; i < d.Clients; i++ {
 		c := &s.Clients[i]
-		if !c.Live() || c.Flags&FlagStarted == 0 || c.Flags&FlagLost != 0 {
+		if !c.Live() || c.Flags&FlagLost != 0 {
 			continue
 		}
-		buf = pauseActions(d, s, i, buf)
-		buf = slowActions(d, s, i, buf)
-		buf = delayActions(d, s, i, buf)
-		buf = crashActions(d, s, i, buf)
-		buf = loseActions(d, s, i, buf)
-		buf = partitionActions(d, s, i, buf)
-		buf = skewActions(d, s, i, buf)
+		if c.Flags&FlagStarted != 0 { // these fall between two of its steps
+			buf = pauseActions(d, s, i, buf)
+			buf = slowActions(d, s, i, buf)
+			buf = delayActions(d, s, i, buf)
+			buf = crashActions(d, s, i, buf)
+			buf = loseActions(d, s, i, buf)
+			buf = skewActions(d, s, i, buf)
+		}
+		buf = partitionActions(d, s, i, buf) // a client may be cut off before it starts
 	}
 	if anyLive {
 		buf = replicaActions(d, s, buf)
@@ -393,6 +396,9 @@ func Step(d *Design, s State, a Action) (State, Event) {
 	ev := Event{Action: a, Now: s.Now}
 	if a.Kind.ByClient() {
 		ev.Other = s.Nodes[0].Owner
+		if s.Clients[a.Client].Flags&FlagOldSide != 0 {
+			ev.Flags |= EvOldSide
+		}
 	}
 	switch a.Kind {
 	case ActTick:
@@ -485,10 +491,10 @@ func read(d *Design, s *State, i int, ev *Event) {
 	ev.Held = uint8(heldNodes(d, s, i))
 	tok := sentToken(d, c, true)
 	ev.Token = tok
-	if !reachStorage(d, s, i) { // cut off: the read fails, it retries next tick
+	if !reachStorage(d, s, i) { // cut off: the read fails; its retries fail until the partition heals
 		ev.Flags &^= EvUnsafe
 		ev.Result = ResUnreachable
-		c.Ready = s.Now + 1
+		c.Ready = c.Cut
 		return
 	}
 	if inTx(d) {
@@ -527,10 +533,10 @@ func write(d *Design, s *State, i int, ev *Event) {
 	ev.Held = uint8(heldNodes(d, s, i))
 	tok := sentToken(d, c, false)
 	ev.Token, ev.Value = tok, c.Read+1
-	if !reachStorage(d, s, i) && c.Phase != PhaseArrive { // cut off: it retries next tick
+	if !reachStorage(d, s, i) && c.Phase != PhaseArrive { // cut off: its retries fail until the partition heals
 		ev.Flags &^= EvUnsafe
 		ev.Result = ResUnreachable
-		c.Ready = s.Now + 1
+		c.Ready = c.Cut
 		return
 	}
 	c.Phase = PhaseRelease

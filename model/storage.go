@@ -93,7 +93,7 @@ func describeRead(d *Design, st *StepRecord, unsafe string) string {
 		s = "SELECT counter (in its transaction) → "
 	}
 	if ev.Result == ResUnreachable {
-		return s + fmt.Sprintf("error: cut off from the storage (a partition); retry at t=%d", int(ev.Now)+1)
+		return s + fmt.Sprintf("error: cut off from the storage (a partition); it retries until it gets through (t=%d)", st.After.Clients[st.Action.Client].Ready)
 	}
 	if ev.Result == ResRejected {
 		return s + storageRefusal(d, st.Action, ev) + unsafe
@@ -108,7 +108,7 @@ func describeWrite(d *Design, st *StepRecord, unsafe string) string {
 		s = fmt.Sprintf("its delayed write counter = %d%s arrives → ", ev.Value, tokenNote(ev.Token))
 	}
 	if ev.Result == ResUnreachable {
-		return s + fmt.Sprintf("error: cut off from the storage (a partition); retry at t=%d", int(ev.Now)+1)
+		return s + fmt.Sprintf("error: cut off from the storage (a partition); it retries until it gets through (t=%d)", st.After.Clients[st.Action.Client].Ready)
 	}
 	if inTx(d) {
 		s = fmt.Sprintf("UPDATE counter = %d (in its transaction) → ", ev.Value)
