@@ -40,7 +40,7 @@ var Entries = []Entry{
 	{"redis/cad/none/plain,renew=3", "watchdog renewal, with a pause"},
 	{"redis/cad/none/plain,pauses=0,slow=1,renew=3", "watchdog renewal saves a slow job"},
 	{"redis/cad/none/plain,check=validity", "checking validity before acting, with a pause"},
-	{"redis/cad/none/plain,pauses=0,delays=1", "a write held in the network (up to ttl+work+3 ticks)"},
+	{"redis/cad/none/plain,delay-at=write,pauses=0,delays=1", "a write held in the network (up to ttl+work+3 ticks)"},
 	{"redis/cad/rw/max-token,pauses=0,node-crashes=1", "the Redis node restarts empty: tokens repeat"},
 	{"redis/cad/rw/max-token,pauses=0,node-crashes=1,persist=1", "the Redis node restarts from disk"},
 	{"redis/cad/none/plain,pauses=0,jumps=1,jump=10", "the Redis node's clock jumps 10 ticks"},

@@ -408,7 +408,7 @@ var intParams = []intParam{
 	{"jump", 1, MaxWaitTicks, 5, func(d *Design) *int { return &d.JumpTicks }, "ticks a node's clock jumps forward"},
 	{"renew", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.RenewTicks }, "watchdog/keep-alive: extend the TTL every k ticks (0: none)"},
 	{"session", 1, MaxWaitTicks, 10, func(d *Design) *int { return &d.SessionTicks }, "zookeeper: session timeout in ticks"},
-	{"delays", 0, 3, 0, func(d *Design) *int { return &d.Delays }, "fault budget: write requests held in the network"},
+	{"delays", 0, 3, 0, func(d *Design) *int { return &d.Delays }, "fault budget: requests held in the network (delay-at= says which)"},
 	{"max-delay", 1, MaxWaitTicks, 15, func(d *Design) *int { return &d.MaxDelayTicks }, "longest network delay of a request"},
 	{"partitions", 0, 2, 0, func(d *Design) *int { return &d.Partitions }, "fault budget: partitions (partition= says from what)"},
 	{"partition-ticks", 1, MaxWaitTicks, 15, func(d *Design) *int { return &d.PartitionTicks }, "how long a partition lasts"},

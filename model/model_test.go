@@ -71,7 +71,10 @@ func TestBadDesignNames(t *testing.T) {
 }
 
 func FuzzParseDesign(f *testing.F) {
-	for _, s := range []string{"redis/cad/rw/max-token", "demo2,clients=2", "redis/del/none/plain,work=12,bug=cad-no-check", "a/b/c/d,x=1", ",,,", "redis/cad/rw/plain,ttl=99999999999999999999", "redis/cad/none/plain,ttl=30,max-pause=35", "demo2,ttl=45,horizon=40", "zookeeper/cad/none/plain,session=30,work=9"} {
+	for _, s := range []string{"redis/cad/rw/max-token", "demo2,clients=2", "redis/del/none/plain,work=12,bug=cad-no-check", "a/b/c/d,x=1", ",,,", "redis/cad/rw/plain,ttl=99999999999999999999", "redis/cad/none/plain,ttl=30,max-pause=35", "demo2,ttl=45,horizon=40", "zookeeper/cad/none/plain,session=30,work=9",
+		"redlock/cad/none/plain,partition=minority,clients=2,partitions=2", "replica/cad/none/plain,partition=primary,partitions=1",
+		"redis/del/none/plain,losses=1,timeout=3,lose-at=release", "redis/cad/none/plain,check=validity,pause-at=check,client-jumps=1,client-jump=-7",
+		"redis/cad/none/plain,delays=1,delay-at=acquire,timeout=2", "db/cad/none/plain,partition=storage,partitions=1", "redis/cad/none/plain,crash-at=expire"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
@@ -92,6 +95,10 @@ func FuzzParseDesign(f *testing.F) {
 func FuzzParseScenario(f *testing.F) {
 	for n := 1; n <= 6; n++ {
 		text, _ := scenarioFiles.ReadFile("scenarios/demo" + string(rune('0'+n)) + ".txt")
+		f.Add(string(text))
+	}
+	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay"} {
+		text, _ := scenarioFiles.ReadFile("scenarios/" + n + ".txt")
 		f.Add(string(text))
 	}
 	f.Add("design demo1\nA acquire\ntick 3\nZ read\n")
@@ -116,7 +123,8 @@ func FuzzParseScenario(f *testing.F) {
 }
 
 func FuzzParseAction(f *testing.F) {
-	for _, s := range []string{"tick", "A acquire", "B pause 14", "C crash", "H slow", "A pause 0", "I read"} {
+	for _, s := range []string{"tick", "A acquire", "B pause 14", "C crash", "H slow", "A pause 0", "I read",
+		"A partition 2", "A clock-jump", "clock-jump 3", "A lose", "B arrive", "partition 1", "A partition 9"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -149,8 +149,8 @@ func Replay(d *Design, trace []Action) (*Run, error) {
 	return r, nil
 }
 
-// RequestKind is the client step that st performed: for a lost reply or
-// an arrival, the request underneath (a stray first copy is a write or a
+// RequestKind is the client step that st performed: for a lost reply, a
+// delay or an arrival, the request underneath (a stray first copy is a write or a
 // release); otherwise the step's own kind.
 func RequestKind(d *Design, st *StepRecord) ActionKind {
 	a := st.Action
@@ -159,7 +159,7 @@ func RequestKind(d *Design, st *StepRecord) ActionKind {
 	}
 	c := &st.Before.Clients[a.Client]
 	switch a.Kind {
-	case ActLose:
+	case ActLose, ActDelay:
 		k, _ := mainStep(d, &st.Before, int(a.Client))
 		return k
 	case ActArrive:
@@ -202,6 +202,8 @@ func recordJob(d *Design, open []int, hist *[]Job, st *StepRecord) {
 	kind := RequestKind(d, st)
 	stray := a.Kind == ActArrive && kind == ActWrite && st.Before.Clients[i].Phase != PhaseArrive
 	switch {
+	case a.Kind == ActDelay:
+		return // the request's outcome comes when it (or its resent copy) is answered
 	case ev.Result == ResUnreachable && a.Kind != ActLose:
 		return // the request never got through: it is tried again
 	case a.Kind == ActLose || stray:

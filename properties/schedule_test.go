@@ -211,6 +211,7 @@ func learn(d *model.Design) designInfo {
 	var info designInfo
 	var seen [256]bool
 	var arg0 [256]int
+	var extra []model.ActionKind // fault kinds seen only one fault ahead of the zero run
 	s := model.Init(d)
 	var buf []model.Action
 	for n := 0; n < 100000; n++ {
@@ -242,9 +243,27 @@ func learn(d *model.Design) designInfo {
 			}
 		}
 		info.tickCompetes = info.tickCompetes || (step && tick)
+		// a fault can enable another (a partition, then a split-brain
+		// failover): look one fault ahead for kinds the zero run never shows
+		for _, a := range buf {
+			if kinds[a.Kind].cat != catFault {
+				continue
+			}
+			next, _ := model.Step(d, s, a)
+			for _, b := range model.Actions(d, &next, nil) {
+				if kinds[b.Kind].cat == catFault && !seen[b.Kind] && !slices.Contains(info.faultKinds, b.Kind) && !slices.Contains(extra, b.Kind) {
+					extra = append(extra, b.Kind)
+				}
+			}
+		}
 		a := zeroAction(buf)
 		info.zeroRun = append(info.zeroRun, a)
 		s, _ = model.Step(d, s, a)
+	}
+	for _, k := range extra {
+		if !seen[k] {
+			info.faultKinds = append(info.faultKinds, k)
+		}
 	}
 	slices.Sort(info.stepKinds)
 	slices.Sort(info.worldKinds)

@@ -45,8 +45,14 @@ func Load(source, text string) (*Input, error) {
 	if err := Playable(&in.Design); err != nil {
 		return nil, fmt.Errorf("%s: %v", source, err)
 	}
-	if _, err := model.Replay(&in.Design, in.Trace); err != nil {
+	run, err := model.Replay(&in.Design, in.Trace)
+	if err != nil {
 		return nil, fmt.Errorf("%s: the schedule does not replay in the model: %v", source, err)
+	}
+	for _, st := range run.Steps { // the real clients hold only writes in the network
+		if st.Action.Kind == model.ActDelay && model.RequestKind(&in.Design, &st) != model.ActWrite {
+			return nil, fmt.Errorf("%s: step %d (%s) holds a request other than a write, which is not played for real yet (real runs hold writes only)", source, st.Seq, st.Action)
+		}
 	}
 	return in, nil
 }

@@ -193,6 +193,9 @@ func Playable(d *model.Design) error {
 	if d.Reenter != model.ReenterNone {
 		return fmt.Errorf("design %s: nested acquires (reenter=%s) are not played for real yet; set reenter=none", d.Name(), d.Reenter)
 	}
+	if d.Partitions > 0 || d.Losses > 0 || d.TimeoutTicks > 0 || d.ClientJumps > 0 {
+		return fmt.Errorf("design %s: partitions, lost replies, resends and client clock jumps are not played for real yet; set partitions=0, losses=0, timeout=0, client-jumps=0", d.Name())
+	}
 	return nil
 }
 

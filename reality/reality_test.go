@@ -299,6 +299,18 @@ func TestTTLAndTick(t *testing.T) {
 var counterexampleFeatures = []string{"own-release", "wait-notify", "set-expire", "check-validity",
 	"delays", "renew", "cond-update", "incr-after", "cas", "slow", "node-crashes"}
 
+// unplayedFault reports whether a counterexample file's design uses a fault
+// that real runs do not play yet (partitions, lost replies and resends,
+// client clocks, delays of requests other than writes).
+func unplayedFault(name string) bool {
+	for _, w := range []string{"partition", "losses", "timeout", "client-jump", "delay-at-acquire"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // TestCounterexamplesOnRealRedis plays counterexample files from
 // counterexamples/ for real: each must agree with the model, and so show
 // its violation on the real server too.
@@ -316,7 +328,7 @@ func TestCounterexamplesOnRealRedis(t *testing.T) {
 		for _, w := range counterexampleFeatures {
 			for _, f := range all {
 				name := filepath.Base(f)
-				if strings.HasPrefix(name, "redis-") && strings.Contains(name, w) && !strings.Contains(name, "jumps") {
+				if strings.HasPrefix(name, "redis-") && strings.Contains(name, w) && !strings.Contains(name, "jumps") && !unplayedFault(name) {
 					files = append(files, name)
 					break
 				}
