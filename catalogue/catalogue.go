@@ -72,7 +72,7 @@ var Entries = []Entry{
 	// database row lock
 	{"db/cad/none/plain", "work inside the lock's transaction"},
 	{"db/cad/none/plain,tx=outside", "work outside the lock's transaction"},
-	{"db/cad/none/plain,pauses=0,delays=1,max-delay=15", "a held request: the idle session is killed, the work rolled back"},
+	{"db/cad/none/plain,pauses=0,delays=1", "a held request: the idle session is killed, the work rolled back"},
 	// faults from the field: partitions, lost replies and resends, delays
 	// on every request, client clocks, fault placement
 	{"redlock/cad/none/plain,partition=minority,clients=2,pauses=0,jumps=1,jump=9,partitions=2", "Redlock split by partitions and a clock jump (Kleppmann's case)"},
@@ -84,8 +84,8 @@ var Entries = []Entry{
 	{"zookeeper/cad/none/plain,pauses=0,slow=1,partitions=1", "a partition outlives the ZooKeeper session"},
 	{"redis/del/none/plain,lose-at=release,pauses=0,losses=1,timeout=3", "a lost reply: the resent DEL deletes the next holder's lock"},
 	{"redis/cad/none/plain,lose-at=release,pauses=0,losses=1,timeout=3", "check-and-delete survives a resent release"},
-	{"redis/cad/none/plain,delay-at=write,pauses=0,delays=1,max-delay=15,timeout=3", "a resent write's first copy arrives late"},
-	{"redis/cad/none/plain,delay-at=acquire,pauses=0,delays=1,max-delay=15", "an acquire reply held in the network"},
+	{"redis/cad/none/plain,delay-at=write,pauses=0,delays=1,timeout=3", "a resent write's first copy arrives late"},
+	{"redis/cad/none/plain,delay-at=acquire,pauses=0,delays=1", "an acquire reply held in the network"},
 	{"redis/cad/none/plain,check=validity,pause-at=check", "pauses only before the validity check: all caught"},
 	{"redis/cad/none/plain,check=validity,pause-at=check,client-jumps=1", "the client's own clock jumps back: the check is fooled"},
 }

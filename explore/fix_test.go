@@ -171,7 +171,10 @@ func TestNeighboursCoverTheGrammar(t *testing.T) {
 			section, _, _ = strings.Cut(line, " ")
 			continue
 		}
-		if section == "" || section == "bug" || section == "clock" || !strings.HasPrefix(line, "  ") {
+		// the fault budget's words (what a partition cuts, where a fault
+		// falls) are kept by a fix, not changed
+		budget := section == "partition" || strings.HasSuffix(section, "-at")
+		if section == "" || section == "bug" || section == "clock" || budget || !strings.HasPrefix(line, "  ") {
 			continue
 		}
 		value := strings.Fields(line)[0]

@@ -37,12 +37,15 @@ var derivedParams = []derivedParam{
 	{"max-delay", func(d *Design) *int { return &d.MaxDelayTicks },
 		func(d *Design) int { return clampTicks(lifetime(d)+d.WorkTicks+3, MaxWaitTicks) },
 		"ttl + work + 3, as max-pause: a held request must outlast the TTL and the next holder's job"},
+	{"partition-ticks", func(d *Design) *int { return &d.PartitionTicks },
+		func(d *Design) int { return clampTicks(lifetime(d)+d.WorkTicks+3, MaxWaitTicks) },
+		"ttl + work + 3, as max-pause: a partition must outlast the TTL (or the session) and the next holder's job"},
 	{"horizon", func(d *Design) *int { return &d.HorizonTicks },
 		func(d *Design) int {
-			longest := max(d.MaxPauseTicks, d.SlowWorkTicks, d.MaxDelayTicks)
+			longest := max(d.MaxPauseTicks, d.SlowWorkTicks, d.MaxDelayTicks, d.PartitionTicks)
 			return clampTicks(max(40, lifetime(d)+2*longest), MaxHorizonTicks)
 		},
-		"the larger of 40 and ttl + 2 × the longest of max-pause, slow-work and max-delay: room for the jobs to finish after the longest fault"},
+		"the larger of 40 and ttl + 2 × the longest of max-pause, slow-work, max-delay and partition-ticks: room for the jobs to finish after the longest fault"},
 }
 
 // lifetime is how long a granted lock lives without renewal: the TTL, or a
@@ -100,10 +103,25 @@ func deriveAll(d *Design) {
 // TTL) is checked against the same faults, not re-derived ones.
 func KeepBudget(d *Design, from *Design, keys map[string]bool) {
 	for _, p := range derivedParams {
-		if !keys[p.name] {
+		switch {
+		case keys[p.name]:
+		case !budgetUsed(d, p.name):
+			*p.field(d) = p.derive(d) // a fault the design does not draw: no length to keep
+		default:
 			*p.field(d) = *p.field(from)
 		}
 	}
+}
+
+// budgetUsed reports whether the fault whose parameter name is has a
+// budget in d (parameters of no fault always count as used).
+func budgetUsed(d *Design, name string) bool {
+	for _, f := range faultParams {
+		if f.param == name {
+			return f.budgetOf(d) > 0
+		}
+	}
+	return true
 }
 
 // describeDerived is the default of a derived parameter in explore

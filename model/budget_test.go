@@ -63,7 +63,7 @@ func TestDerivedNamesRoundTrip(t *testing.T) {
 		"redis/cad/none/plain,ttl=30,max-pause=15",
 		"redis/cad/none/plain,ttl=3,pauses=0",
 		"redis/cad/none/plain,work=7,horizon=40",
-		"zookeeper/cad/none/plain,slow-work=12,session=20",
+		"zookeeper/cad/none/plain,slow=1,slow-work=12,session=20",
 		"redis/cad/rw/max-token,clock=free,horizon=41",
 	} {
 		d, err := ParseDesign(name)
@@ -84,5 +84,5 @@ func TestKeepBudget(t *testing.T) {
 	KeepBudget(&n, &d, map[string]bool{"ttl": true})
 	require.Equal(t, 15, n.MaxPauseTicks)
 	require.Equal(t, 40, n.HorizonTicks)
-	require.Equal(t, "redis/cad/none/plain,ttl=30,horizon=40,max-pause=15,slow-work=12,max-delay=15", n.Name())
+	require.Equal(t, "redis/cad/none/plain,ttl=30,horizon=40,max-pause=15", n.Name())
 }

@@ -28,17 +28,17 @@ type faultParam struct {
 }
 
 var faultParams = []faultParam{
-	{"max-pause", "pauses", func(d *Design) bool { return d.MaxPauseTicks != 15 }, func(d *Design) int { return d.Pauses }},
+	{"max-pause", "pauses", func(d *Design) bool { return d.MaxPauseTicks != derivedDefault(d, "max-pause", 0) }, func(d *Design) int { return d.Pauses }},
 	{"pause-at", "pauses", func(d *Design) bool { return d.PauseAt != PlaceAny }, func(d *Design) int { return d.Pauses }},
-	{"slow-work", "slow", func(d *Design) bool { return d.SlowWorkTicks != 12 }, func(d *Design) int { return d.SlowJobs }},
+	{"slow-work", "slow", func(d *Design) bool { return d.SlowWorkTicks != derivedDefault(d, "slow-work", 0) }, func(d *Design) int { return d.SlowJobs }},
 	{"crash-at", "crashes", func(d *Design) bool { return d.CrashAt != PlaceAny }, func(d *Design) int { return d.Crashes }},
-	{"max-delay", "delays", func(d *Design) bool { return d.MaxDelayTicks != 5 }, func(d *Design) int { return d.Delays }},
+	{"max-delay", "delays", func(d *Design) bool { return d.MaxDelayTicks != derivedDefault(d, "max-delay", 0) }, func(d *Design) int { return d.Delays }},
 	{"delay-at", "delays", func(d *Design) bool { return d.DelayAt != PlaceAny }, func(d *Design) int { return d.Delays }},
 	{"jump", "jumps", func(d *Design) bool { return d.JumpTicks != 5 }, func(d *Design) int { return d.ClockJumps }},
 	{"restart", "node-crashes", func(d *Design) bool { return d.RestartTicks != 0 }, func(d *Design) int { return d.NodeCrashes }},
 	{"persist", "node-crashes", func(d *Design) bool { return d.Persist != 0 }, func(d *Design) int { return d.NodeCrashes }},
 	{"partition", "partitions", func(d *Design) bool { return d.Partition != PartitionService }, func(d *Design) int { return d.Partitions }},
-	{"partition-ticks", "partitions", func(d *Design) bool { return d.PartitionTicks != 15 }, func(d *Design) int { return d.Partitions }},
+	{"partition-ticks", "partitions", func(d *Design) bool { return d.PartitionTicks != derivedDefault(d, "partition-ticks", 0) }, func(d *Design) int { return d.Partitions }},
 	{"lose-at", "losses", func(d *Design) bool { return d.LoseAt != PlaceAny }, func(d *Design) int { return d.Losses }},
 	{"client-jump", "client-jumps", func(d *Design) bool { return d.ClientJumpTicks != -5 }, func(d *Design) int { return d.ClientJumps }},
 }
