@@ -68,7 +68,7 @@ func TestCheckIncomplete(t *testing.T) {
 	}{
 		{[]string{"-design", "demo6", "-max-states", "100"}, "no counterexample up to depth 4 (100 states)"},
 		{[]string{"-design", "demo6", "-steps", "10"}, "no counterexample up to depth 10 (446 states)"},
-		{[]string{"-design", "demo6", "-max-memory", "1", "-clients", "4", "-symmetry=false"}, "no counterexample up to depth 13 (6,229 states)"},
+		{[]string{"-design", "redlock/cad/none/plain", "-clients", "4", "-max-memory", "64"}, "no counterexample up to depth 34 (414,174 states)"},
 	} {
 		code, out, _ := runCheckArgs(c.args...)
 		if code != exitIncomplete || !strings.Contains(out, "  no-lost-update      incomplete: "+c.want+"\n") || strings.Contains(out, "holds") {
@@ -172,6 +172,7 @@ func TestCheckBadInput(t *testing.T) {
 		{[]string{"-steps", "abc"}, "-steps"},
 		{[]string{"-max-states", "-3"}, "-max-states -3"},
 		{[]string{"-max-memory", "-5"}, "-max-memory -5"},
+		{[]string{"-max-memory", "63"}, "-max-memory 63: want 0 (no limit) or 64 to"},
 		{[]string{"-x"}, "-x"},
 		{[]string{"extra"}, `"extra"`},
 	} {

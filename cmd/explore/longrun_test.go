@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -158,4 +159,24 @@ func TestProgressPrinter(t *testing.T) {
 	p.done()
 	require.Equal(t, 2, strings.Count(b.String(), "\n"), b.String())
 	require.NotContains(t, b.String(), "\r")
+}
+
+// -max-memory bounds the process's resident memory: the peak (getrusage)
+// stays within 10% of it. In a process of its own, so that the test
+// binary's other tests do not count.
+func TestMaxMemoryBoundsResidentMemory(t *testing.T) {
+	const limitMB = 100
+	cmd := exec.Command(os.Args[0], "check", "-design", "redlock/cad/none/plain", "-clients", "4", "-max-memory", strconv.Itoa(limitMB), "-json", "-workers", "2")
+	cmd.Env = append(os.Environ(), "LOCKCHECK_EXPLORE_MAIN=1")
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	require.Equal(t, exitIncomplete, ee.ExitCode())
+	var got checkJSON
+	require.NoError(t, json.Unmarshal(out, &got))
+	require.Equal(t, "max-memory", got.Stats.StoppedBy)
+	peakMB := float64(got.Stats.PeakMemoryBytes) / (1 << 20)
+	t.Logf("-max-memory %d: peak resident %.1f MB, %d states", limitMB, peakMB, got.Stats.Distinct)
+	require.LessOrEqual(t, peakMB, 1.1*limitMB)
+	require.Greater(t, got.Stats.Distinct, int64(1_000_000), "the budget is used, not wasted")
 }
