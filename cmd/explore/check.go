@@ -395,27 +395,41 @@ type checkJSON struct {
 // checkBoundsJSON is every bound the text's bounds line shows: the
 // search's limits, the design's time and the whole fault budget.
 type checkBoundsJSON struct {
-	Steps        int   `json:"steps"` // 0: no limit
-	Horizon      int   `json:"horizon"`
-	TTL          int   `json:"ttl"`
-	Work         int   `json:"work"`
-	Clients      int   `json:"clients"`
-	Pauses       int   `json:"pauses"`
-	MaxPause     int   `json:"max_pause"`
-	Crashes      int   `json:"crashes"`
-	Slow         int   `json:"slow"`
-	SlowWork     int   `json:"slow_work"`
-	NodeCrashes  int   `json:"node_crashes"`
-	RestartTicks int   `json:"restart"`
-	ClockJumps   int   `json:"clock_jumps"`
-	JumpTicks    int   `json:"jump"`
-	Delays       int   `json:"delays"`
-	MaxDelay     int   `json:"max_delay"`
-	Failovers    int   `json:"failovers"`
-	MaxStates    int   `json:"max_states"`    // 0: no limit
-	MaxMemoryMB  int64 `json:"max_memory_mb"` // 0: no limit
-	Symmetry     bool  `json:"symmetry"`
-	First        bool  `json:"first"`
+	Steps        int `json:"steps"` // 0: no limit
+	Horizon      int `json:"horizon"`
+	TTL          int `json:"ttl"`
+	Work         int `json:"work"`
+	Clients      int `json:"clients"`
+	Pauses       int `json:"pauses"`
+	MaxPause     int `json:"max_pause"`
+	Crashes      int `json:"crashes"`
+	Slow         int `json:"slow"`
+	SlowWork     int `json:"slow_work"`
+	NodeCrashes  int `json:"node_crashes"`
+	RestartTicks int `json:"restart"`
+	ClockJumps   int `json:"clock_jumps"`
+	JumpTicks    int `json:"jump"`
+	Delays       int `json:"delays"`
+	MaxDelay     int `json:"max_delay"`
+	Failovers    int `json:"failovers"`
+	// the faults from the field (issue 11): what a partition cuts and for
+	// how long, lost replies and the resend timeout, client clock jumps,
+	// and where each placed fault may fall ("any" or a step)
+	Partitions     int    `json:"partitions"`
+	Partition      string `json:"partition"`
+	PartitionTicks int    `json:"partition_ticks"`
+	Losses         int    `json:"losses"`
+	Timeout        int    `json:"timeout"`
+	ClientJumps    int    `json:"client_jumps"`
+	ClientJump     int    `json:"client_jump"`
+	PauseAt        string `json:"pause_at"`
+	DelayAt        string `json:"delay_at"`
+	LoseAt         string `json:"lose_at"`
+	CrashAt        string `json:"crash_at"`
+	MaxStates      int    `json:"max_states"`    // 0: no limit
+	MaxMemoryMB    int64  `json:"max_memory_mb"` // 0: no limit
+	Symmetry       bool   `json:"symmetry"`
+	First          bool   `json:"first"`
 }
 
 type checkResJSON struct {
@@ -467,6 +481,9 @@ func writeCheckJSON(w io.Writer, a *checkArgs, rep *explore.Report, violated []e
 			Pauses: d.Pauses, MaxPause: d.MaxPauseTicks, Crashes: d.Crashes, Slow: d.SlowJobs, SlowWork: d.SlowWorkTicks,
 			NodeCrashes: d.NodeCrashes, RestartTicks: d.RestartTicks, ClockJumps: d.ClockJumps, JumpTicks: d.JumpTicks,
 			Delays: d.Delays, MaxDelay: d.MaxDelayTicks, Failovers: d.Failovers,
+			Partitions: d.Partitions, Partition: d.Partition.String(), PartitionTicks: d.PartitionTicks,
+			Losses: d.Losses, Timeout: d.TimeoutTicks, ClientJumps: d.ClientJumps, ClientJump: d.ClientJumpTicks,
+			PauseAt: d.PauseAt.String(), DelayAt: d.DelayAt.String(), LoseAt: d.LoseAt.String(), CrashAt: d.CrashAt.String(),
 			MaxStates: a.bounds.MaxStates, MaxMemoryMB: a.bounds.MaxMemory >> 20, Symmetry: a.bounds.Symmetry, First: a.first,
 		},
 		Results: []checkResJSON{},
