@@ -66,12 +66,13 @@ func TestCheckIncomplete(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-design", "demo6", "-max-states", "100"}, "no counterexample up to depth 4 (100 states)"},
-		{[]string{"-design", "demo6", "-steps", "10"}, "no counterexample up to depth 10 (446 states)"},
-		{[]string{"-design", "redlock/cad/none/plain", "-clients", "4", "-max-memory", "64"}, "no counterexample up to depth 34 (414,174 states)"},
+		{[]string{"-design", "demo6", "-max-states", "100"}, `no counterexample up to depth 4 \(100 states\)`},
+		{[]string{"-design", "demo6", "-steps", "10"}, `no counterexample up to depth 10 \(446 states\)`},
+		// (where memory stops it depends on the size of a state)
+		{[]string{"-design", "redlock/cad/none/plain", "-clients", "4", "-max-memory", "64"}, `no counterexample up to depth \d+ \([0-9,]+ states\)`},
 	} {
 		code, out, _ := runCheckArgs(c.args...)
-		if code != exitIncomplete || !strings.Contains(out, "  no-lost-update      incomplete: "+c.want+"\n") || strings.Contains(out, "holds") {
+		if code != exitIncomplete || !regexp.MustCompile(`  no-lost-update      incomplete: `+c.want+`\n`).MatchString(out) || strings.Contains(out, "holds") {
 			t.Errorf("%v: exit %d:\n%s", c.args, code, out)
 		}
 	}
