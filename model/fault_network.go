@@ -149,13 +149,7 @@ func strayArrive(d *Design, s *State, i int, ev *Event) {
 	ev.Held = uint8(heldNodes(d, s, i))
 	tok := sentToken(d, c, false)
 	ev.Token, ev.Value = tok, c.Read+1
-	if !storageWrite(d, &s.Store, tok, c.Version) {
-		ev.Result, ev.MaxTok = ResRejected, s.Store.MaxTok
-		return
-	}
-	ev.Result = ResAccepted
-	s.Store.Counter = c.Read + 1
-	accept(d, &s.Store, c)
+	storeWrite(d, s, i, tok, ev)
 }
 
 // loseActions: client i's next request will be applied but its reply lost.

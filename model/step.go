@@ -552,6 +552,12 @@ func write(d *Design, s *State, i int, ev *Event) {
 		ev.Result = ResOK
 		return
 	}
+	storeWrite(d, s, i, tok, ev)
+}
+
+// storeWrite is client i's write of read+1, with token tok, at the storage.
+func storeWrite(d *Design, s *State, i int, tok uint16, ev *Event) {
+	c := &s.Clients[i]
 	if !storageWrite(d, &s.Store, tok, c.Version) {
 		ev.Result, ev.MaxTok = ResRejected, s.Store.MaxTok
 		return
