@@ -87,6 +87,10 @@ type Result struct {
 	Expect   model.Expectation
 	Status   Status
 	Trace    []model.Action
+	// Vacuous, for an always property that holds, says why the verdict
+	// exercised nothing ("no lock expired or was lost while held"); "" when
+	// its witness occurred in the explored space (model.Vacuity).
+	Vacuous string
 }
 
 // Stats describe the search. Every field but Seconds is the same for any
@@ -117,6 +121,10 @@ type Report struct {
 	Bounds  Bounds
 	Results []Result
 	Stats   Stats
+	// Coverage is what the steps of the explored space did: the action
+	// kinds that occurred (the faults used) and whether a lock was lost
+	// while held. Levels cut short by a bound are not counted.
+	Coverage model.Coverage
 }
 
 // Result finds a property's result by name.

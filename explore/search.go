@@ -122,7 +122,8 @@ type engine struct {
 	set     *fpSet
 	trail   *trail
 	rep     *Report
-	done    []bool // property decided
+	done    []bool         // property decided
+	cov     model.Coverage // what the finished levels' steps did (vacuity)
 
 	frontier []model.State // the level being expanded; frontier[k] has id base+k
 	base     uint32
@@ -166,6 +167,8 @@ type unit struct {
 	buf    []model.Action
 	ns     model.State // the successor being checked (fields, so that
 	ev     model.Event // passing them to Bad does not allocate)
+	kinds  uint64      // bit k: a step of action kind k
+	lost   bool        // a step lost a lock while held (model.LockLost)
 }
 
 type hit struct {
@@ -238,6 +241,7 @@ func (e *engine) run() error {
 		if err := e.recordLevel(live); err != nil {
 			return err
 		}
+		e.noteCoverage()
 		proved = depth + 1
 		if e.first && e.anyViolated() {
 			stopped = "first"
@@ -289,6 +293,7 @@ func (e *engine) run() error {
 			e.rep.Results[i].Status = Incomplete
 		case e.props[i].Expect == model.Always:
 			e.rep.Results[i].Status = Holds
+			e.rep.Results[i].Vacuous = model.Vacuity(&e.props[i], &e.cov)
 		default:
 			e.rep.Results[i].Status = NotSeen
 		}
@@ -416,6 +421,8 @@ func (e *engine) expand(u *unit, live []int) {
 	u.found = u.found[:len(e.props)]
 	clear(u.found)
 	props := e.props
+	u.kinds, u.lost = 0, false
+	lost := e.cov.LockLost // once seen, LockLost is no longer asked
 	for i := u.lo; i < u.hi; i++ {
 		s := &e.frontier[i]
 		u.buf = model.Actions(d, s, u.buf)
@@ -425,6 +432,10 @@ func (e *engine) expand(u *unit, live []int) {
 		}
 		for k, a := range u.buf {
 			u.ns, u.ev = model.Step(d, *s, a)
+			u.kinds |= 1 << (a.Kind & 63)
+			if !lost && model.LockLost(d, &u.ns, &u.ev) {
+				lost, u.lost = true, true
+			}
 			for _, pi := range live {
 				if !u.found[pi].ok && props[pi].Bad(d, &u.ns, &u.ev) {
 					u.found[pi] = hit{true, uint32(i), uint16(k)}
@@ -433,6 +444,15 @@ func (e *engine) expand(u *unit, live []int) {
 			u.fps = append(u.fps, e.fingerprint(&u.ns))
 		}
 	}
+}
+
+// noteCoverage adds the finished level's steps to the coverage.
+func (e *engine) noteCoverage() {
+	for _, u := range e.units {
+		e.cov.Kinds |= u.kinds
+		e.cov.LockLost = e.cov.LockLost || u.lost
+	}
+	e.rep.Coverage = e.cov
 }
 
 // recordLevel turns the first step of the level that showed each live

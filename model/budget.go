@@ -149,3 +149,14 @@ func derivedNote() string {
 	return "Defaults of " + strings.Join(DerivedParamNames(), ", ") + " are derived from the design's TTL (zookeeper: session) and work, so that\n" +
 		"the default fault budget can break the design it checks; a name leaves a parameter out when it equals its derived default.\n"
 }
+
+// WithPauses is d with pauses and max-pause set; a horizon at its derived
+// default follows the new pause length, a horizon given explicitly stays.
+func WithPauses(d Design, pauses, maxPause int) Design {
+	derived := d.HorizonTicks == derivedDefault(&d, "horizon", d.HorizonTicks)
+	d.Pauses, d.MaxPauseTicks = pauses, maxPause
+	if derived {
+		d.HorizonTicks = derivedDefault(&d, "horizon", d.HorizonTicks)
+	}
+	return d
+}

@@ -80,7 +80,7 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 	var u bytes.Buffer
 	fs.SetOutput(&u)
 	fmt.Fprintln(&u, "usage: explore check -design NAME [flags]")
-	fmt.Fprintln(&u, "Exit codes: 0 every always-property holds within the bounds, 1 one is violated (even if the search was then stopped), 2 bad input, 3 incomplete.")
+	fmt.Fprintln(&u, "Exit codes: 0 every always-property holds within the bounds, 1 one is violated (even if the search was then stopped), 2 bad input, 3 incomplete, 4 every always-property holds but some only vacuously (no lock was ever lost while held: the fault budget never bit).")
 	fmt.Fprintln(&u, "Each violation is printed on stderr as soon as found. SIGINT (Ctrl-C) or SIGTERM stops the search and prints the partial result; a second one kills.")
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
@@ -194,9 +194,15 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if peak == 0 {
 		peak = ms.Sys
 	}
+	if err := addHint(rep, a.bounds); err != nil {
+		return failUsage(stdout, stderr, "check", a.json, err.Error())
+	}
 	code := exitOK
 	for _, r := range rep.Results {
-		if r.Status == explore.Incomplete && code == exitOK {
+		if r.Vacuous != "" && code == exitOK {
+			code = exitVacuous
+		}
+		if r.Status == explore.Incomplete && (code == exitOK || code == exitVacuous) {
 			code = exitIncomplete
 		}
 		if r.Status == explore.Violated {
@@ -303,14 +309,18 @@ func checkOutDir(dir string) error {
 
 // statusText is a verdict in the report's words. An incomplete verdict
 // says what the search proved.
-func statusText(r explore.Result, st explore.Stats) string {
+func statusText(r explore.Result, rep *explore.Report) string {
+	st := rep.Stats
 	switch r.Status {
 	case explore.Holds:
-		return "holds (within bounds)"
+		if r.Vacuous != "" {
+			return fmt.Sprintf("holds, vacuously: %s (faults used: %s)", r.Vacuous, rep.Coverage.FaultWords())
+		}
+		return fmt.Sprintf("holds (within bounds; faults used: %s)", rep.Coverage.FaultWords())
 	case explore.Violated, explore.Seen:
-		return fmt.Sprintf("%s (%d steps)", r.Status, len(r.Trace))
+		return fmt.Sprintf("%s (%d steps; faults: %s)", r.Status, len(r.Trace), traceFaults(r.Trace))
 	case explore.NotSeen:
-		return "not seen"
+		return fmt.Sprintf("not seen (faults used: %s)", rep.Coverage.FaultWords())
 	case explore.Incomplete:
 		what := "counterexample"
 		if r.Expect == model.Sometimes {
@@ -330,7 +340,7 @@ func writeCheckText(w io.Writer, a *checkArgs, rep *explore.Report, violated []e
 	}
 	fmt.Fprintf(w, "bounds: %s\n\n", counterexamples.BoundsText(d, a.bounds))
 	for _, r := range rep.Results {
-		fmt.Fprintf(w, "  %-19s %s\n", r.Property, statusText(r, rep.Stats))
+		fmt.Fprintf(w, "  %-19s %s\n", r.Property, statusText(r, rep))
 	}
 	if len(violated) > 0 {
 		fmt.Fprintf(w, "\nshortest counterexample for %s (%d steps):\n\n%s", violated[0].Property, len(violated[0].Trace), model.Render(runs[0]))
@@ -441,6 +451,15 @@ type checkResJSON struct {
 	// Linearizable is porcupine's verdict on the counterexample's job
 	// history (yes, no, unknown); null without a counterexample.
 	Linearizable *string `json:"linearizable"`
+	// Vacuous: the property holds but its witness never occurred (no lock
+	// expired or was lost while held); Vacuity says why and how to make
+	// the budget bite.
+	Vacuous bool   `json:"vacuous"`
+	Vacuity string `json:"vacuity,omitempty"`
+	// Faults are the fault kinds the verdict used: its trace's for a
+	// counterexample or witness, else those that occurred in the explored
+	// space.
+	Faults []string `json:"faults_used"`
 }
 
 type checkStatsJSON struct {
@@ -490,7 +509,7 @@ func writeCheckJSON(w io.Writer, a *checkArgs, rep *explore.Report, violated []e
 		Files:   files,
 	}
 	for _, r := range rep.Results {
-		res := checkResJSON{Property: r.Property, Expect: r.Expect.String(), Status: string(r.Status), Verdict: statusText(r, rep.Stats)}
+		res := checkResJSON{Property: r.Property, Expect: r.Expect.String(), Status: string(r.Status), Verdict: statusText(r, rep), Vacuous: r.Vacuous != "", Vacuity: r.Vacuous, Faults: resultFaults(r, rep)}
 		if r.Trace != nil {
 			n := len(r.Trace)
 			res.TraceLength = &n
@@ -520,6 +539,53 @@ func writeCheckJSON(w io.Writer, a *checkArgs, rep *explore.Report, violated []e
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// traceFaults names the fault kinds of a trace, in action order, or none.
+func traceFaults(trace []model.Action) string {
+	var c model.Coverage
+	for _, a := range trace {
+		c.Note(a)
+	}
+	return c.FaultWords()
+}
+
+// resultFaults lists a verdict's fault kinds for -json.
+func resultFaults(r explore.Result, rep *explore.Report) []string {
+	c := rep.Coverage
+	if r.Trace != nil {
+		c = model.Coverage{}
+		for _, a := range r.Trace {
+			c.Note(a)
+		}
+	}
+	out := []string{}
+	for _, k := range c.Faults() {
+		out = append(out, k.String())
+	}
+	return out
+}
+
+// addHint appends to each vacuous verdict how to make it meaningful, found
+// by search (explore.Hint); the hint is the design's, shared by its
+// properties.
+func addHint(rep *explore.Report, b explore.Bounds) error {
+	hint := ""
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		if r.Vacuous == "" {
+			continue
+		}
+		if hint == "" {
+			h, err := explore.Hint(rep.Design, b)
+			if err != nil {
+				return err
+			}
+			hint = h
+		}
+		r.Vacuous += "; " + hint
+	}
+	return nil
 }
 
 // thousands writes n with commas: 10,649,237.

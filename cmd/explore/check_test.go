@@ -33,10 +33,10 @@ func TestCheckDemo2Violated(t *testing.T) {
 	}
 	for _, want := range []string{
 		"design redis/cad/none/plain (-design demo2)\n",
-		"  exclusive           violated (31 steps)\n",
-		"  own-release         holds (within bounds)\n",
-		"  no-lost-update      violated (41 steps)\n",
-		"  fenced              not seen\n",
+		"  exclusive           violated (31 steps; faults: pause)\n",
+		"  own-release         holds (within bounds; faults used: pause)\n",
+		"  no-lost-update      violated (41 steps; faults: pause)\n",
+		"  fenced              not seen (faults used: pause)\n",
 		"shortest counterexample for exclusive (31 steps):\n",
 		"✗", // the timeline's unsafe row
 		"also violated: mutex (33 steps), no-lost-update (41 steps)",
@@ -50,7 +50,7 @@ func TestCheckDemo2Violated(t *testing.T) {
 
 func TestCheckDemo6HoldsNoLostUpdate(t *testing.T) {
 	code, out, _ := runCheckArgs("-design", "demo6", "-properties", "no-lost-update")
-	if code != exitOK || !strings.Contains(out, "  no-lost-update      holds (within bounds)\n") || strings.Contains(out, "counterexample") {
+	if code != exitOK || !strings.Contains(out, "  no-lost-update      holds (within bounds; faults used: pause)\n") || strings.Contains(out, "counterexample") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	// the same property with its planted storage bug is violated, and the
@@ -236,4 +236,37 @@ func TestCheckOutWritesReplayableFiles(t *testing.T) {
 	require.NoError(t, os.WriteFile(notADir, nil, 0o644))
 	require.Equal(t, exitUsage, run([]string{"check", "-design", "demo4", "-out", filepath.Join(notADir, "x")}, &out2, &errb2))
 	require.Empty(t, out2.String())
+}
+
+// A verdict that exercised nothing says so, in the text, in -json and in
+// the exit code (4); a tested one does not.
+func TestCheckVacuousVerdicts(t *testing.T) {
+	code, out, _ := runCheckArgs("-design", "demo1")
+	require.Equal(t, exitVacuous, code, out)
+	require.Contains(t, out, "  no-lost-update      holds, vacuously: no lock expired or was lost while held; add a pause: pauses=1 and max-pause at least 8 (faults used: none)\n")
+
+	code, out, _ = runCheckArgs("-design", "redis/cad/rw/max-token,max-pause=7", "-json")
+	require.Equal(t, exitVacuous, code, out)
+	var got struct {
+		Results []checkResJSON `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	for _, r := range got.Results {
+		if r.Expect == "always" {
+			require.True(t, r.Vacuous, r.Property)
+			require.Contains(t, r.Vacuity, "raise max-pause to at least 8", r.Property)
+			require.Equal(t, []string{"pause"}, r.Faults, r.Property)
+		} else {
+			require.False(t, r.Vacuous)
+		}
+	}
+
+	code, out, _ = runCheckArgs("-design", "redis/cad/rw/max-token,max-pause=8", "-properties", "no-lost-update", "-json")
+	require.Equal(t, exitOK, code, out)
+	var tested struct {
+		Results []checkResJSON `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &tested))
+	require.False(t, tested.Results[0].Vacuous)
+	require.Empty(t, tested.Results[0].Vacuity)
 }

@@ -25,6 +25,7 @@ const (
 	exitViolated   = 1
 	exitUsage      = 2
 	exitIncomplete = 3
+	exitVacuous    = 4 // every always-property holds, some only vacuously
 )
 
 // command is one subcommand. Each lives in its own file and registers

@@ -36,6 +36,10 @@ type matrixCell struct {
 	Status   string `json:"status"`                   // holds, violated, incomplete
 	Length   int    `json:"trace_length,omitempty"`   // shortest counterexample
 	File     string `json:"counterexample,omitempty"` // its checked-in file, if any
+	// Vacuous: it holds, but no lock was ever lost while held (the fault
+	// budget never bit); Vacuity says why (explore check gives the hint).
+	Vacuous bool   `json:"vacuous"`
+	Vacuity string `json:"vacuity,omitempty"`
 }
 
 type matrixRow struct {
@@ -43,6 +47,7 @@ type matrixRow struct {
 	Name     string       `json:"name"` // canonical
 	Why      string       `json:"why"`
 	Cells    []matrixCell `json:"cells"`
+	Faults   []string     `json:"faults_used"` // fault kinds that occurred in the explored space
 	Distinct int64        `json:"distinct"`
 	Seconds  float64      `json:"seconds"`
 }
@@ -91,7 +96,7 @@ func runMatrix(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return bad("%s: %v", e.Name, err)
 		}
-		row := matrixRow{Design: e.Name, Name: d.Name(), Why: e.Why, Distinct: rep.Stats.Distinct, Seconds: time.Since(t0).Seconds()}
+		row := matrixRow{Design: e.Name, Name: d.Name(), Why: e.Why, Faults: resultFaults(explore.Result{}, rep), Distinct: rep.Stats.Distinct, Seconds: time.Since(t0).Seconds()}
 		for _, col := range matrixColumns {
 			cell, err := matrixVerdict(&d, rep, col.name, *dir)
 			if err != nil {
@@ -137,7 +142,7 @@ func matrixVerdict(d *model.Design, rep *explore.Report, name, dir string) (matr
 	if !ok {
 		return matrixCell{}, fmt.Errorf("no result for %s", prop)
 	}
-	cell := matrixCell{Property: name, Status: string(res.Status)}
+	cell := matrixCell{Property: name, Status: string(res.Status), Vacuous: res.Vacuous != "", Vacuity: res.Vacuous}
 	if res.Status != explore.Violated {
 		return cell, nil
 	}
@@ -174,17 +179,22 @@ func fileExists(p string) bool {
 }
 
 func writeMatrixMarkdown(w io.Writer, rows []matrixRow) {
-	fmt.Fprintln(w, "| design | what it shows | exclusive | mutex | own-release | no-lost-update | linearizable | progress | states |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---:|")
+	fmt.Fprintln(w, "| design | what it shows | exclusive | mutex | own-release | no-lost-update | linearizable | progress | faults used | states |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---:|")
 	for _, r := range rows {
 		fmt.Fprintf(w, "| `%s` | %s |", r.Design, r.Why)
 		for _, c := range r.Cells {
 			fmt.Fprintf(w, " %s |", cellText(c))
 		}
-		fmt.Fprintf(w, " %d |\n", r.Distinct)
+		faults := strings.Join(r.Faults, ", ")
+		if faults == "" {
+			faults = "none"
+		}
+		fmt.Fprintf(w, " %s | %d |\n", faults, r.Distinct)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "holds: no reachable state within the design's horizon and fault budget breaks it; ✗ N: violated, shortest counterexample N steps;")
+	fmt.Fprintln(w, "holds: no reachable state within the design's horizon and fault budget breaks it; holds, vacuously: it holds, but no lock ever expired or was lost while held")
+	fmt.Fprintln(w, "(progress: nor did a client crash), so the faults never put it to the test; ✗ N: violated, shortest counterexample N steps;")
 	fmt.Fprintln(w, "lock safety = exclusive, mutex, own-release; data safety = no-lost-update, linearizable (porcupine, on the shortest counterexample); liveness = progress.")
 }
 
@@ -196,6 +206,9 @@ func cellText(c matrixCell) string {
 		}
 		return fmt.Sprintf("✗ %d", c.Length)
 	case explore.Holds:
+		if c.Vacuous {
+			return "holds, vacuously"
+		}
 		return "holds"
 	}
 	return c.Status

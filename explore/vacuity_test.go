@@ -1,0 +1,100 @@
+package explore
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"lockcheck/model"
+)
+
+func checkName(t *testing.T, name string, props ...model.Property) *Report {
+	t.Helper()
+	d, err := model.ParseDesign(name)
+	require.NoError(t, err)
+	rep, err := Check(Config{Design: d, Properties: props, Bounds: Bounds{Symmetry: true}})
+	require.NoError(t, err)
+	return rep
+}
+
+// A design whose budget never takes a lock from its holder holds every
+// safety property vacuously, and says so; one whose budget does is not
+// vacuous, even where the property holds.
+func TestVacuousVerdicts(t *testing.T) {
+	rep := checkName(t, "demo1")
+	require.False(t, rep.Coverage.LockLost)
+	require.Empty(t, rep.Coverage.Faults())
+	for _, r := range rep.Results {
+		if r.Expect == model.Always {
+			require.Equal(t, Holds, r.Status, r.Property)
+			require.Contains(t, r.Vacuous, "no lock expired or was lost while held", r.Property)
+		} else {
+			require.Empty(t, r.Vacuous)
+		}
+	}
+
+	rep = checkName(t, "demo6") // fenced: lock-unsafe, data-safe, and tested
+	require.True(t, rep.Coverage.LockLost)
+	require.Equal(t, []model.ActionKind{model.ActPause}, rep.Coverage.Faults())
+	res, _ := rep.Result("no-lost-update")
+	require.Equal(t, Holds, res.Status)
+	require.Empty(t, res.Vacuous)
+
+	// progress is put to the test by a crash too
+	rep = checkName(t, "redis/cad/none/plain,pauses=0,crashes=1")
+	res, _ = rep.Result("progress")
+	require.Empty(t, res.Vacuous)
+	res, _ = rep.Result("exclusive")
+	require.NotEmpty(t, res.Vacuous)
+
+	// a lock lost by a node fault, not an expiry, is a witness as well
+	nlu, ok := model.PropertyByName("no-lost-update")
+	require.True(t, ok)
+	rep = checkName(t, "replica/cad/rw/cond-update,pauses=0", nlu)
+	require.Equal(t, Holds, rep.Results[0].Status)
+	require.True(t, rep.Coverage.LockLost)
+	require.Empty(t, rep.Results[0].Vacuous)
+}
+
+// Planted: a budget that cannot fire (the pause one tick short of what an
+// expiry needs) turns the same verdict vacuous; one tick more and it is not.
+func TestVacuityFlipsWithTheBudget(t *testing.T) {
+	props, err := model.ParseProperties("no-lost-update")
+	require.NoError(t, err)
+	short := checkName(t, "redis/cad/rw/max-token,max-pause=7", props...)
+	require.Equal(t, Holds, short.Results[0].Status)
+	require.NotEmpty(t, short.Results[0].Vacuous)
+	enough := checkName(t, "redis/cad/rw/max-token,max-pause=8", props...)
+	require.Equal(t, Holds, enough.Results[0].Status)
+	require.Empty(t, enough.Results[0].Vacuous)
+	// and without fencing the pause that makes it non-vacuous breaks it
+	broken := checkName(t, "redis/cad/none/plain,max-pause=7", props...)
+	require.Equal(t, Holds, broken.Results[0].Status)
+	require.NotEmpty(t, broken.Results[0].Vacuous)
+}
+
+// The hint is found by search and is the least: at N a lock is lost while
+// held, at N-1 it is not.
+func TestHintIsTheLeastPause(t *testing.T) {
+	for _, tc := range []struct{ name, want string }{
+		{"redis/cad/rw/max-token,max-pause=7", "raise max-pause to at least 8"},
+		{"demo1", "add a pause: pauses=1 and max-pause at least 8"},
+		{"redis/cad/none/plain,ttl=30,max-pause=15,horizon=40", "raise max-pause to at least 28"},
+	} {
+		d, err := model.ParseDesign(tc.name)
+		require.NoError(t, err)
+		hint, err := Hint(d, Bounds{Symmetry: true})
+		require.NoError(t, err)
+		require.Equal(t, tc.want, hint, tc.name)
+	}
+	lost := func(maxPause int) bool {
+		d, err := model.ParseDesign("redis/cad/none/plain,ttl=30,horizon=40")
+		require.NoError(t, err)
+		d.MaxPauseTicks = maxPause
+		rep, err := Check(Config{Design: d, Properties: []model.Property{model.LockLostProperty}, Bounds: Bounds{Symmetry: true}})
+		require.NoError(t, err)
+		return rep.Results[0].Status == Seen
+	}
+	require.True(t, lost(28))
+	require.False(t, lost(27))
+}

@@ -1,0 +1,90 @@
+package model
+
+import "strings"
+
+// vacuity.go: whether a passing always-property exercised anything. A lock
+// that is never lost while its holder believes in it makes every safety
+// property hold by construction: "holds" then says nothing about the
+// design, only that the fault budget never hurt it. The search records, for
+// the whole explored space, which actions occurred and whether a lock was
+// lost while held; Vacuity turns that into words.
+
+// Coverage is what occurred in an explored space.
+type Coverage struct {
+	Kinds    uint64 // bit k: an action of kind k occurred
+	LockLost bool   // a lock expired or was taken while its holder believed in it (LockLost)
+}
+
+// Note records one step's action kind (the search ORs kinds itself, for
+// speed; Note is for drivers that replay).
+func (c *Coverage) Note(a Action) { c.Kinds |= 1 << (uint(a.Kind) & 63) }
+
+// Faults lists the fault kinds that occurred, in action order.
+func (c *Coverage) Faults() []ActionKind {
+	var out []ActionKind
+	for k := ActionKind(0); k < numActionKinds && k < 64; k++ {
+		if c.Kinds&(1<<k) != 0 && k.IsFault() {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// FaultWords is Faults as words, "none" if none: "pause, crash".
+func (c *Coverage) FaultWords() string {
+	var w []string
+	for _, k := range c.Faults() {
+		w = append(w, k.String())
+	}
+	if len(w) == 0 {
+		return "none"
+	}
+	return strings.Join(w, ", ")
+}
+
+// LockLost reports whether the step whose event is ev, reaching s, took a
+// lock from a client that still believes it holds it: its key, lease or
+// session expired (a pause, a slow job, a clock jump), a release removed
+// it, or a lock-node fault (crash, failover) lost it. It is the witness
+// that a passing safety property was put to the test.
+func LockLost(d *Design, s *State, ev *Event) bool {
+	if ev == nil {
+		return false
+	}
+	if ev.Flags&(EvExpiredHeld|EvRemovedOther) != 0 {
+		return true
+	}
+	if k := ev.Action.Kind; k.ByClient() || k == ActTick {
+		return false // a client's own step, or a tick without an expiry in use
+	}
+	for i := 0; i < d.Clients; i++ {
+		if s.Clients[i].Believes() && !HoldsLock(d, s, i) {
+			return true
+		}
+	}
+	return false
+}
+
+// LockLostProperty is LockLost as a sometimes-property, for searches that
+// look for the witness alone (the vacuity hint).
+var LockLostProperty = Property{"lock-lost", Sometimes,
+	"a lock expires or is lost while its holder still believes it holds it",
+	LockLost}
+
+// Vacuity says why the always-property p, which held, held vacuously over
+// an explored space with coverage c: "" when its witness occurred. The
+// safety properties need a lock lost while held; progress needs that or a
+// crashed client (a lock whose holder is gone).
+func Vacuity(p *Property, c *Coverage) string {
+	if p.Expect != Always || c.LockLost {
+		return ""
+	}
+	why := "no lock expired or was lost while held"
+	if p.Name == "progress" {
+		if c.Kinds&(1<<ActCrash) != 0 {
+			return ""
+		}
+		why = "no lock expired or was lost while held and no client crashed"
+	}
+	return why
+}
