@@ -28,20 +28,28 @@ const (
 // next step follows from its own state and the real replies, not from the
 // schedule). The conductor only says when it acts; faults are injected.
 type client struct {
-	i       int
-	d       *model.Design
-	clk     *clock
-	lock    *redis.Client // lock database: lock:order-42, lock:fence
-	store   *redis.Client // storage database: the counter
-	sub     *redis.PubSub // wait=notify: release notices
-	etcd    *etcdLock     // lock=etcd: the lock is an etcd key with a lease
-	lib     lockAPI       // a lock library's acquire, renew and release (nil: the reference client's)
-	net     *netHold      // the client's proxies: a pause holds its traffic
-	noHold  bool          // planted bug: a pause does not hold the traffic
-	obs     looker
-	scripts storageScripts
-	px      time.Duration // the TTL the client sends with SET … PX
-	value   string        // its value in the lock key, e.g. "B:91ab"
+	i      int
+	d      *model.Design
+	clk    *clock
+	lock   *redis.Client   // lock database: lock:order-42, lock:fence
+	store  *redis.Client   // storage database: the counter
+	sub    *redis.PubSub   // wait=notify: release notices
+	etcd   *etcdLock       // lock=etcd: the lock is an etcd key with a lease
+	lib    lockAPI         // a lock library's acquire, renew and release (nil: the reference client's)
+	net    *netHold        // the client's proxies: a pause holds its traffic
+	noHold bool            // planted bug: a pause does not hold the traffic
+	nodes  []*redis.Client // lock=redlock: one connection per node
+
+	asked int   // redlock: the node the next acquire step asks
+	votes uint8 // redlock: nodes won in this attempt
+	// redlock with a library: each node's answer to the library's one call
+	// (which asked every node at once), and whether it won
+	libNodes []model.Result
+	libWon   bool
+	obs      looker
+	scripts  storageScripts
+	px       time.Duration // the TTL the client sends with SET … PX
+	value    string        // its value in the lock key, e.g. "B:91ab"
 
 	phase    model.Phase
 	token    int
@@ -114,6 +122,9 @@ func (c *client) connect(ctx context.Context) error {
 }
 
 func (c *client) close() {
+	for _, n := range c.nodes {
+		n.Close()
+	}
 	if c.lib != nil {
 		c.lib.close()
 	}
@@ -253,6 +264,12 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 
 	case model.PhaseAcquire:
 		ob.Took = model.ActAcquire
+		if d.Lock == model.LockRedlock {
+			if c.lib != nil {
+				return c.redlockLibStep(ctx, ob)
+			}
+			return c.redlockStep(ctx, ob)
+		}
 		if c.waiting && !c.notified(ctx) {
 			ob.Skipped, ob.Why = true, "still asleep: no release notice came"
 			break
@@ -386,6 +403,9 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 			}
 			c.finish()
 			break
+		}
+		if d.Lock == model.LockRedlock {
+			return c.redlockRelease(ctx, ob)
 		}
 		if c.etcd != nil {
 			// delete its key if still its own (the only release etcd designs have)
@@ -652,7 +672,9 @@ func (c *client) deleted(ctx context.Context, ob *Obs, n int64) error {
 		return nil
 	}
 	ob.Result = model.ResOK
-	ob.RemovedOther = ob.Before != c.i
+	// (Redlock: the check-and-delete only ever deletes the client's own
+	// keys; Before is the majority's holder, not each node's)
+	ob.RemovedOther = ob.Before != c.i && c.d.Lock != model.LockRedlock
 	if c.d.Wait == model.WaitNotify {
 		n, err := c.lock.Publish(ctx, NoticeChannel, c.value).Result()
 		if err != nil {
@@ -681,6 +703,13 @@ func (c *client) lookBefore(ctx context.Context, ob *Obs) error {
 	ob.Before = h
 	if ob.Took == model.ActRead || ob.Took == model.ActWrite || ob.Took == model.ActArrive {
 		ob.Unsafe = h != c.i
+		if ro, ok := c.obs.(*redlockObserver); ok { // the model's rule: down nodes count
+			held, err := ro.holds(ctx, c.i)
+			if err != nil {
+				return err
+			}
+			ob.Unsafe = !held
+		}
 	}
 	return nil
 }

@@ -18,11 +18,16 @@ type view struct {
 	MaxTok       int
 	Unsafe       bool
 	RemovedOther bool
-	After        int  // key holder after the step
+	After        int  // key holder after the step (Redlock: the majority's)
 	NoExpiry     bool // the key exists and has no expiry (acquire=set-expire)
+	// Redlock: the node an acquire step asked, whether the attempt won,
+	// and every node's holder after the step
+	Node  int
+	Won   bool
+	Nodes string
 }
 
-func modelView(st *model.StepRecord) view {
+func modelView(d *model.Design, st *model.StepRecord) view {
 	ev := &st.Event
 	v := view{
 		Took:         st.Action.Kind,
@@ -43,6 +48,13 @@ func modelView(st *model.StepRecord) view {
 	if st.After.Nodes[0].Back != 0 { // the node is down: nobody can see its key
 		v.After, v.NoExpiry = HolderDown, false
 	}
+	if d.Lock == model.LockRedlock {
+		v.Nodes, v.After = modelNodes(d, &st.After)
+		v.NoExpiry = false
+		if st.Action.Kind == model.ActAcquire {
+			v.Node, v.Won = int(ev.Node), ev.Flags&model.EvWon != 0
+		}
+	}
 	return v
 }
 
@@ -59,6 +71,9 @@ func realView(ob *Obs) view {
 		RemovedOther: ob.RemovedOther,
 		After:        ob.After,
 		NoExpiry:     ob.After >= 0 && ob.AfterPTTL == -1,
+		Node:         ob.Node,
+		Won:          ob.Won,
+		Nodes:        ob.Nodes,
 	}
 }
 
@@ -100,6 +115,9 @@ func describe(d *model.Design, v view) string {
 	var s string
 	switch v.Took {
 	case model.ActTick:
+		if v.Nodes != "" {
+			return "nodes " + v.Nodes
+		}
 		s = "key: " + holderName(v.After)
 		if v.NoExpiry {
 			s += " (no expiry)"
@@ -110,6 +128,9 @@ func describe(d *model.Design, v view) string {
 	case model.ActPause, model.ActSlow, model.ActCrash:
 		return "(fault, no request)"
 	case model.ActNodeCrash:
+		if v.Nodes != "" {
+			return "lock node killed; nodes " + v.Nodes
+		}
 		return "lock node killed; key: " + holderName(v.After)
 	case model.ActCheck:
 		if v.Result == model.ResOK {
@@ -131,6 +152,23 @@ func describe(d *model.Design, v view) string {
 	case model.ActIncr:
 		s = fmt.Sprintf("INCR → %d", v.Token)
 	case model.ActAcquire:
+		if d.Lock == model.LockRedlock {
+			s = fmt.Sprintf("SET NX on node %d → ", v.Node+1)
+			if v.Result == model.ResOK {
+				s += "OK"
+			} else {
+				s += "(nil) or down"
+			}
+			s += fmt.Sprintf(" [%d of %d]", v.Value, d.Nodes)
+			if v.Node == d.Nodes-1 {
+				if v.Won {
+					s += ", won"
+				} else {
+					s += ", lost"
+				}
+			}
+			break
+		}
 		if d.Lock == model.LockEtcd {
 			s = "txn put if absent → refused"
 			if v.Result == model.ResOK {

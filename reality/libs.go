@@ -67,6 +67,15 @@ func CheckClient(name string, d *model.Design) error {
 	case ClientReference:
 		return nil
 	case ClientRedsync, ClientRedislock:
+		if name == ClientRedsync && d.Lock == model.LockRedlock {
+			switch {
+			case d.Quorum != model.QuorumMajority:
+				return fmt.Errorf("client redsync wins a majority of the nodes: want quorum=majority")
+			case d.Release != model.ReleaseCAD || d.Wait != model.WaitPoll || d.Check != model.CheckTrust || d.Bug != model.BugNone:
+				return fmt.Errorf("client redsync on Redlock: want release=cad, wait=poll, check=trust and no planted bug")
+			}
+			return nil
+		}
 		if d.Lock != model.LockRedis {
 			return fmt.Errorf("client %s locks a Redis: want lock=redis, not %s", name, d.Lock)
 		}
@@ -375,7 +384,19 @@ func ForClient(in *Input, client string) (*Input, string, error) {
 		}
 	}
 	if how == "" {
-		return in, "", CheckClient(client, &in.Design)
+		if err := CheckClient(client, &in.Design); err != nil {
+			return nil, "", err
+		}
+		if client == ClientRedsync && d.Lock == model.LockRedlock {
+			run, err := model.Replay(&d, trace)
+			if err != nil {
+				return nil, "", fmt.Errorf("%s: %v", in.Source, err)
+			}
+			if err := checkAttempts(&d, run); err != nil {
+				return nil, "", fmt.Errorf("%s: %v", in.Source, err)
+			}
+		}
+		return in, "", nil
 	}
 	if err := CheckClient(client, &d); err != nil {
 		return nil, "", fmt.Errorf("%s adapted for %s (%s): %v", in.Source, client, how, err)

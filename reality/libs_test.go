@@ -57,11 +57,15 @@ func TestLibraryTable(t *testing.T) {
 	}
 	clients := map[string]bool{}
 	for _, r := range rows {
+		if r.NotPlayed != "" {
+			t.Logf("%s: not played: %s", r.Command(), r.NotPlayed)
+			continue
+		}
 		clients[r.Client] = true
 		if !r.C.Agree && r.Known == "" {
 			t.Errorf("%s: reality differs from the model:\n%s", r.Command(), r.C.Text())
 		}
-		if r.Demo == 2 && (!r.C.Real.LostUpdate || !r.C.Model.LostUpdate) {
+		if r.Name == "demo2" && (!r.C.Real.LostUpdate || !r.C.Model.LostUpdate) {
 			t.Errorf("%s: Demo 2 must lose an update in both worlds:\n%s", r.Command(), r.C.Text())
 		}
 	}

@@ -35,7 +35,11 @@ type Options struct {
 	// and restart (needed when the design has node-crashes; its persistence
 	// must be the design's). Storage stays on Addr.
 	Lock *Server
-	Tick time.Duration // one model tick in real time (0: DefaultTickFor the design)
+	// Nodes are the Redlock nodes (lock=redlock: as many as the design's
+	// nodes), each a redis-server of its own, killed and restarted by
+	// node-crash steps.
+	Nodes []*Server
+	Tick  time.Duration // one model tick in real time (0: DefaultTickFor the design)
 	// Client is the lock client the run uses: ClientReference ("" too) or
 	// a library (see ClientNames and CheckClient).
 	Client  string
@@ -68,6 +72,12 @@ type Obs struct {
 	Why     string       // why it took none: its job is over, it still sleeps
 	Result  model.Result // the reply, in the model's words
 	Value   int          // value read or written; a release's GET: holder+1 (0: no key)
+	// Redlock: Node is the node an acquire step asked (0-based), Won that
+	// the attempt's last step won the lock, Nodes each node's key holder
+	// after the step (see nodesText).
+	Node  int
+	Won   bool
+	Nodes string
 	// Told is what the lock library told the caller (an error, false,
 	// nil), in its own words; "" for the reference client.
 	Told   string
@@ -184,8 +194,11 @@ func window(d *model.Design, tick time.Duration) time.Duration {
 // client faults (pause, slow, crash, delay). Clock jumps and the other lock
 // services are not played.
 func Playable(d *model.Design) error {
-	if d.Lock != model.LockRedis && d.Lock != model.LockEtcd {
-		return fmt.Errorf("design %s: lock service %s is not played for real (real runs: redis, etcd)", d.Name(), d.Lock)
+	if d.Lock != model.LockRedis && d.Lock != model.LockEtcd && d.Lock != model.LockRedlock {
+		return fmt.Errorf("design %s: lock service %s is not played for real (real runs: redis, redlock, etcd)", d.Name(), d.Lock)
+	}
+	if d.Lock == model.LockRedlock && (d.Release != model.ReleaseCAD || d.Wait != model.WaitPoll || d.Check != model.CheckTrust || d.Bug != model.BugNone || d.RenewTicks > 0) {
+		return fmt.Errorf("design %s: Redlock is played for real with release=cad, wait=poll, check=trust, renew=0 and no planted bug", d.Name())
 	}
 	if d.ClockJumps > 0 {
 		return fmt.Errorf("design %s: clock jumps are not played for real (Debian's redis-server will not run under libfaketime); set jumps=0", d.Name())
@@ -246,17 +259,27 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 	}
 
 	lockAddr := opts.Addr
-	if d.NodeCrashes > 0 {
-		if opts.Lock == nil {
-			return nil, fmt.Errorf("design %s: node crashes need a lock server of their own to kill and restart", d.Name())
+	var lockNodes []*Server // the servers node-crash steps kill
+	switch {
+	case d.Lock == model.LockRedlock:
+		if len(opts.Nodes) != d.Nodes {
+			return nil, fmt.Errorf("design %s: Redlock over %d nodes needs %d redis-servers of its own, got %d", d.Name(), d.Nodes, d.Nodes, len(opts.Nodes))
 		}
-		if opts.Lock.Persist() != (d.Persist == 1) {
-			return nil, fmt.Errorf("design %s: the lock server's persistence (%v) is not the design's (persist=%d)", d.Name(), opts.Lock.Persist(), d.Persist)
-		}
-	}
-	if opts.Lock != nil {
+		lockNodes = opts.Nodes
+	case opts.Lock != nil:
+		lockNodes = []*Server{opts.Lock}
 		lockAddr = opts.Lock.Addr()
+	case d.NodeCrashes > 0:
+		return nil, fmt.Errorf("design %s: node crashes need a lock server of their own to kill and restart", d.Name())
 	}
+	if d.NodeCrashes > 0 {
+		for _, n := range lockNodes {
+			if n.Persist() != (d.Persist == 1) {
+				return nil, fmt.Errorf("design %s: the lock server's persistence (%v) is not the design's (persist=%d)", d.Name(), n.Persist(), d.Persist)
+			}
+		}
+	}
+	downUntil := make([]int, len(lockNodes)) // a crashed lock node restarts when this tick starts
 	admin := redis.NewClient(clientOptions(lockAddr, opts.LockDB))
 	defer admin.Close()
 	storeAdmin := redis.NewClient(clientOptions(opts.Addr, opts.StoreDB))
@@ -286,10 +309,27 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 			mutexObs = &etcdMutexObserver{cli: cli, leases: map[clientv3.LeaseID]int{}}
 			obs = mutexObs
 		}
+	} else if d.Lock == model.LockRedlock {
+		ro := &redlockObserver{clients: d.Clients, d: d}
+		for _, n := range lockNodes {
+			c := redis.NewClient(crashableOptions(n.Addr(), opts.LockDB))
+			defer c.Close()
+			if err := c.Del(ctx, LockKey).Err(); err != nil {
+				return nil, fmt.Errorf("reset %s on %s: %v", LockKey, n.Addr(), err)
+			}
+			ro.nodes = append(ro.nodes, c)
+		}
+		obs = ro
 	} else {
 		ro := &observer{c: redis.NewClient(lockOptions(d, lockAddr, opts.LockDB)), clients: d.Clients, canFail: d.NodeCrashes > 0}
 		defer ro.c.Close()
 		obs = ro
+	}
+	nodesNow := func() string { // Redlock: each node's holder, as the last look saw them
+		if ro, ok := obs.(*redlockObserver); ok {
+			return ro.last
+		}
+		return ""
 	}
 	if _, _, err := obs.look(ctx); err != nil { // connects before the clock starts
 		return nil, err
@@ -337,10 +377,25 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 				clients[i].etcd = &etcdLock{cli: cli, value: model.LockValue(i), ttl: ttl, offset: offset}
 			}
 		}
-		switch opts.Client {
-		case ClientRedsync:
+		if d.Lock == model.LockRedlock {
+			var vias []string
+			for _, n := range lockNodes {
+				via, err := h.via(n.Addr())
+				if err != nil {
+					return nil, err
+				}
+				vias = append(vias, via)
+				clients[i].nodes = append(clients[i].nodes, redis.NewClient(crashableOptions(via, opts.LockDB)))
+			}
+			if opts.Client == ClientRedsync {
+				clients[i].lib = newRedsyncRedlock(vias, opts.LockDB, model.LockValue(i), p.PX, time.Duration(d.DriftTicks)*opts.Tick)
+			}
+		}
+		switch {
+		case d.Lock == model.LockRedlock:
+		case opts.Client == ClientRedsync:
 			clients[i].lib = newRedsync(lockVia, opts.LockDB, model.LockValue(i), p.PX)
-		case ClientRedislock:
+		case opts.Client == ClientRedislock:
 			clients[i].lib = newRedislock(lockVia, opts.LockDB, model.LockValue(i), p.PX)
 		}
 		if err := clients[i].connect(ctx); err != nil {
@@ -385,9 +440,10 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 	start.After, start.AfterPTTL, start.End = h, pttl, clk.since()
 	p.Steps = append(p.Steps, start)
 	p.late(&start, clk.offset(now))
+	start.Nodes = nodesNow()
 	after := start.After
 	afterPTTL := start.AfterPTTL
-	downUntil := 0 // a crashed lock node restarts when this tick starts
+	afterNodes := start.Nodes
 
 	for k, a := range trace {
 		seq := k + 1
@@ -405,34 +461,42 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 					c.net.resume()
 				}
 			}
-			if downUntil == now { // the crashed lock node comes back
-				downUntil = 0
-				if err := opts.Lock.Restart(ctx); err != nil {
-					return nil, fmt.Errorf("step %d (tick to t=%d): restart the lock node: %v", seq, now, err)
+			for k := range downUntil {
+				if downUntil[k] == now { // the crashed lock node comes back
+					downUntil[k] = 0
+					if err := lockNodes[k].Restart(ctx); err != nil {
+						return nil, fmt.Errorf("step %d (tick to t=%d): restart the lock node: %v", seq, now, err)
+					}
 				}
 			}
 			ob.After, ob.AfterPTTL, err = obs.look(ctx)
 			if err != nil {
 				return nil, fmt.Errorf("step %d (tick to t=%d): %v", seq, now, err)
 			}
+			ob.Nodes = nodesNow()
 			ob.End = clk.since()
 		} else if a.Kind == model.ActNodeCrash {
 			// the lock node dies (SIGKILL) and restarts now or after restart ticks
 			ob = Obs{Action: a, Took: a.Kind, Tick: now, Before: HolderNotLooked}
 			ob.Start = clk.since()
-			if err := opts.Lock.Crash(); err != nil {
+			k := int(a.Arg)
+			if k >= len(lockNodes) {
+				return nil, fmt.Errorf("step %d (%s): no lock node %d to crash", seq, a, k+1)
+			}
+			if err := lockNodes[k].Crash(); err != nil {
 				return nil, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, now, err)
 			}
 			if d.RestartTicks == 0 {
-				if err := opts.Lock.Restart(ctx); err != nil {
+				if err := lockNodes[k].Restart(ctx); err != nil {
 					return nil, fmt.Errorf("step %d (%s at t=%d): restart: %v", seq, a, now, err)
 				}
 			} else {
-				downUntil = now + d.RestartTicks
+				downUntil[k] = now + d.RestartTicks
 			}
 			if ob.After, ob.AfterPTTL, err = obs.look(ctx); err != nil {
 				return nil, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, now, err)
 			}
+			ob.Nodes = nodesNow()
 			ob.End = clk.since()
 		} else if !a.Kind.ByClient() {
 			return nil, fmt.Errorf("step %d (%s): not played for real", seq, a)
@@ -442,7 +506,7 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 				return nil, fmt.Errorf("step %d (%s): the design has %d clients", seq, a, d.Clients)
 			}
 			if crashed[i] {
-				ob = Obs{Action: a, Took: a.Kind, Skipped: true, Why: "it has crashed", Tick: now, Before: HolderNotLooked, After: after, AfterPTTL: afterPTTL}
+				ob = Obs{Action: a, Took: a.Kind, Skipped: true, Why: "it has crashed", Tick: now, Before: HolderNotLooked, After: after, AfterPTTL: afterPTTL, Nodes: afterNodes}
 				ob.Start, ob.End = clk.since(), clk.since()
 			} else {
 				if seq == opts.plant.delaySeq {
@@ -479,18 +543,19 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 					waiting = 0 // the notice reached every sleeper: they are awake
 				}
 				if a.Kind.IsFault() || ob.Skipped || !touchesKey(ob.Took) {
-					ob.After, ob.AfterPTTL = after, afterPTTL
+					ob.After, ob.AfterPTTL, ob.Nodes = after, afterPTTL, afterNodes
 				} else {
 					ob.After, ob.AfterPTTL, err = obs.look(ctx)
 					if err != nil {
 						return nil, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, now, err)
 					}
+					ob.Nodes = nodesNow()
 					ob.End = clk.since()
 				}
 			}
 		}
 		ob.Seq, ob.Believes, ob.Done, ob.Crashed, ob.Waiting = seq, believes, done, crashedMask, waiting
-		after, afterPTTL = ob.After, ob.AfterPTTL
+		after, afterPTTL, afterNodes = ob.After, ob.AfterPTTL, ob.Nodes
 		p.late(&ob, clk.offset(now))
 		p.Steps = append(p.Steps, ob)
 	}

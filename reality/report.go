@@ -86,6 +86,10 @@ type Comparison struct {
 	Real        Side       `json:"real"`
 	Differences []string   `json:"differences"`
 	Agree       bool       `json:"agree"`
+	// Known names the documented difference between a library and the
+	// model that the differences are, exactly ("" when they agree or
+	// differ otherwise); Agree stays false.
+	Known string `json:"known_difference,omitempty"`
 
 	d    model.Design
 	run  *model.Run
@@ -134,7 +138,7 @@ func Compare(in *Input, server string, run *model.Run, p *Play) *Comparison {
 	for k := range run.Steps {
 		st := &run.Steps[k]
 		ob := &p.Steps[k+1]
-		mv, rv := modelView(st), realView(ob)
+		mv, rv := modelView(&d, st), realView(ob)
 		sp := StepPair{
 			Seq: st.Seq, Tick: ob.Tick, Action: st.Action.String(),
 			Model: describe(&d, mv), Real: describe(&d, rv), Told: ob.Told, Agree: mv == rv,
@@ -173,6 +177,7 @@ func Compare(in *Input, server string, run *model.Run, p *Play) *Comparison {
 		c.Differences = append(c.Differences, fmt.Sprintf("linearizable: model %s, real %s", m.Linearizable, r.Linearizable))
 	}
 	c.Agree = len(c.Differences) == 0 && !c.Late
+	c.Known = knownDifference(c)
 	return c
 }
 
@@ -219,6 +224,12 @@ func diffViews(d *model.Design, m, r view) string {
 	}
 	if m.After != r.After {
 		add("key after", holderName(m.After), holderName(r.After))
+	}
+	if m.Node != r.Node || m.Won != r.Won {
+		add("node asked, won", fmt.Sprint(m.Node+1, " ", m.Won), fmt.Sprint(r.Node+1, " ", r.Won))
+	}
+	if m.Nodes != r.Nodes {
+		add("nodes", m.Nodes, r.Nodes)
 	}
 	if m.NoExpiry != r.NoExpiry {
 		add("key without expiry", m.NoExpiry, r.NoExpiry)

@@ -2,8 +2,10 @@ package reality
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,19 +15,28 @@ import (
 
 // The library table: each lock client under each fault, with each kind of
 // storage, played for real next to the model. Its schedules are the
-// seed's demos, adapted to the client by ForClient.
+// seed's demos and the Redlock stories, adapted to the client by
+// ForClient.
 var (
 	tableClients = []string{ClientReference, ClientRedsync, ClientRedislock, ClientEtcdMutex}
+	redlockers   = []string{ClientReference, ClientRedsync}
 	tableCases   = []struct {
 		fault, storage string
-		demo           int
+		name           string   // a demo or story of model/scenarios, or a file of reality/testdata
+		clients        []string // nil: every client
 	}{
-		{"pause longer than the TTL", "no fencing", 2},
-		{"pause longer than the TTL", "fencing token checked on writes", 3},
-		{"pause longer than the TTL", "fencing token checked on reads and writes", 6},
-		{"slow job (work outlasts the TTL)", "no fencing", 5},
+		{"pause longer than the TTL", "no fencing", "demo2", nil},
+		{"pause longer than the TTL", "fencing token checked on writes", "demo3", nil},
+		{"pause longer than the TTL", "fencing token checked on reads and writes", "demo6", nil},
+		{"slow job (work outlasts the TTL)", "no fencing", "demo5", nil},
+		{"Redlock, 5 redis-servers: pause after the vote", "no fencing", "redlock-pause", redlockers},
+		{"Redlock, 5 redis-servers: node killed and restarted without AOF", "no fencing", "redlock-restart", redlockers},
+		{"Redlock, 5 redis-servers: node killed and restarted with AOF", "no fencing", "reality/testdata/redlock-restart-aof.txt", redlockers},
 	}
 )
+
+//go:embed testdata/redlock-restart-aof.txt
+var redlockRestartAOF string
 
 // TableCommand is the command that prints the table.
 const TableCommand = "go run ./cmd/explore libraries"
@@ -35,10 +46,12 @@ type LibRow struct {
 	Client  string
 	Fault   string
 	Storage string
-	Demo    int
-	How     string // how the demo was adapted to the client ("" as it is)
-	In      *Input
-	C       *Comparison
+	Name    string // the demo, story or file played
+	How     string // how the schedule was adapted to the client ("" as it is)
+	// NotPlayed says why the client cannot play the schedule ("": played)
+	NotPlayed string
+	In        *Input
+	C         *Comparison
 	// Known is the documented difference the row shows, "" when model and
 	// reality agree.
 	Known string
@@ -46,7 +59,7 @@ type LibRow struct {
 
 // Command reruns the row.
 func (r *LibRow) Command() string {
-	return fmt.Sprintf("explore reproduce -client %s demo%d", r.Client, r.Demo)
+	return fmt.Sprintf("explore reproduce -client %s %s", r.Client, r.Name)
 }
 
 // LibraryRows lists the table's rows with their inputs (not yet played).
@@ -54,19 +67,26 @@ func LibraryRows() ([]*LibRow, error) {
 	var rows []*LibRow
 	for _, cl := range tableClients {
 		for _, tc := range tableCases {
-			dm, err := model.LoadDemo(fmt.Sprint(tc.demo))
+			if tc.clients != nil && !slices.Contains(tc.clients, cl) {
+				continue
+			}
+			text := redlockRestartAOF
+			if !strings.Contains(tc.name, "/") {
+				dm, err := model.LoadDemo(tc.name)
+				if err != nil {
+					return nil, err
+				}
+				text = dm.Scenario.Format()
+			}
+			in, err := Load(tc.name, text)
 			if err != nil {
 				return nil, err
 			}
-			in, err := Load(fmt.Sprintf("demo%d", tc.demo), dm.Scenario.Format())
-			if err != nil {
-				return nil, err
+			row := &LibRow{Client: cl, Fault: tc.fault, Storage: tc.storage, Name: tc.name}
+			if row.In, row.How, err = ForClient(in, cl); err != nil {
+				row.NotPlayed, row.In = err.Error(), in
 			}
-			in, how, err := ForClient(in, cl)
-			if err != nil {
-				return nil, err
-			}
-			rows = append(rows, &LibRow{Client: cl, Fault: tc.fault, Storage: tc.storage, Demo: tc.demo, How: how, In: in})
+			rows = append(rows, row)
 		}
 	}
 	return rows, nil
@@ -103,13 +123,23 @@ func RunLibraryTable(ctx context.Context, env TableEnv) ([]*LibRow, error) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		v := r.C.Verdict()
-		if r.Known != "" {
-			v = "documented difference: " + r.Known
-		}
-		fmt.Fprintf(env.Progress, "libraries: %-10s demo%d  %s\n", r.Client, r.Demo, v)
+		fmt.Fprintf(env.Progress, "libraries: %-10s %-16s %s\n", r.Client, r.Name, r.C.Verdict())
 	}
 	play := func(r *LibRow, opts Options) error {
+		if r.In.Design.Lock == model.LockRedlock { // five redis-servers of the row's own
+			bin, err := FindServer()
+			if err != nil {
+				return err
+			}
+			for k := 0; k < r.In.Design.Nodes; k++ {
+				n, err := StartServerPersist(ctx, bin, r.In.Design.Persist == 1)
+				if err != nil {
+					return fmt.Errorf("%s: node %d: %v", r.Command(), k+1, err)
+				}
+				defer n.Stop()
+				opts.Nodes = append(opts.Nodes, n)
+			}
+		}
 		for attempt := 1; ; attempt++ {
 			c, err := Reproduce(ctx, r.In, env.Server, opts)
 			if err != nil {
@@ -124,7 +154,7 @@ func RunLibraryTable(ctx context.Context, env TableEnv) ([]*LibRow, error) {
 		if r.C.Late {
 			return fmt.Errorf("%s: four void runs, the last at a %v tick: the machine could not keep the timing", r.Command(), opts.Tick)
 		}
-		r.Known = knownDifference(r)
+		r.Known = r.C.Known
 		progress(r)
 		return nil
 	}
@@ -132,7 +162,7 @@ func RunLibraryTable(ctx context.Context, env TableEnv) ([]*LibRow, error) {
 	errs := make([]error, len(rows))
 	pair := 1
 	for k, r := range rows {
-		if r.In.Design.Lock != model.LockEtcd {
+		if r.In.Design.Lock != model.LockEtcd || r.NotPlayed != "" {
 			continue
 		}
 		if 2*pair+1 >= 16 {
@@ -154,7 +184,7 @@ func RunLibraryTable(ctx context.Context, env TableEnv) ([]*LibRow, error) {
 		}(k, r, opts)
 	}
 	for k, r := range rows {
-		if r.In.Design.Lock == model.LockEtcd {
+		if r.In.Design.Lock == model.LockEtcd || r.NotPlayed != "" {
 			continue
 		}
 		errs[k] = play(r, Options{Addr: env.Redis, Client: r.Client, Tick: tick, LockDB: 0, StoreDB: 1})
@@ -172,15 +202,17 @@ func RunLibraryTable(ctx context.Context, env TableEnv) ([]*LibRow, error) {
 // when model and reality agree. A difference is documented only when it
 // is exactly the known one; anything else is left for the caller to see
 // (LibRow.C.Agree false and Known "").
-func knownDifference(r *LibRow) string {
-	c := r.C
+func knownDifference(c *Comparison) string {
 	if c.Agree {
 		return ""
 	}
-	if r.Client == ClientEtcdMutex && r.In.Design.Fence != model.FenceNone && tokensOnly(c) {
+	if c.Client == ClientEtcdMutex && c.d.Fence != model.FenceNone && tokensOnly(c) {
 		return "token values: each refused TryLock puts and deletes a key of its own (two revisions), so the create revisions that serve as tokens run ahead of the model's; their order, every accept and reject, the key's holder and the outcome are the model's"
 	}
-	if r.Client == ClientEtcdMutex && sessionKeptAlive(c) {
+	if c.Client == ClientRedsync && c.d.Lock == model.LockRedlock && redlockAhead(c) {
+		return "redsync's TryLock sends its SET NX PX to every node at once, at the attempt's first step, where the model sends one per step: between an attempt's first and last step the nodes run ahead of the model; each node's answer, the votes, the decision and every step after are the model's"
+	}
+	if c.Client == ClientEtcdMutex && sessionKeptAlive(c) {
 		return "the Session renews its lease every TTL/3 by itself: a client that is slow but running keeps its key where the model's lease (no renew steps) expires, so nobody acts without the key; from that tick on the schedule's steps no longer fit reality"
 	}
 	return ""
@@ -198,7 +230,7 @@ func sessionKeptAlive(c *Comparison) bool {
 		if st.Action.Kind == model.ActPause {
 			pausedUntil[st.Action.Client] = ob.Tick + int(st.Action.Arg)
 		}
-		mv, rv := modelView(st), realView(ob)
+		mv, rv := modelView(&c.d, st), realView(ob)
 		if mv == rv {
 			continue
 		}
@@ -211,6 +243,35 @@ func sessionKeptAlive(c *Comparison) bool {
 	return false
 }
 
+// redlockAhead reports whether model and reality differ only in the
+// nodes' keys (and so the majority's holder) after acquire steps that are
+// not an attempt's last: a library that asks every node at once.
+func redlockAhead(c *Comparison) bool {
+	if c.Late {
+		return false
+	}
+	for k := range c.run.Steps {
+		st := &c.run.Steps[k]
+		mv, rv := modelView(&c.d, st), realView(&c.play.Steps[k+1])
+		if mv == rv {
+			continue
+		}
+		if st.Action.Kind != model.ActAcquire || mv.Node == c.d.Nodes-1 {
+			return false
+		}
+		mv.Nodes, mv.After, rv.Nodes, rv.After = "", 0, "", 0
+		if mv != rv {
+			return false
+		}
+	}
+	for _, d := range c.Differences {
+		if !strings.HasPrefix(d, "step ") {
+			return false
+		}
+	}
+	return true
+}
+
 // tokensOnly reports whether every difference between the model and
 // reality is in token numbers alone: equal views once tokens are set
 // aside, every write and read accepted or rejected alike, the same
@@ -220,7 +281,7 @@ func tokensOnly(c *Comparison) bool {
 		return false
 	}
 	for k := range c.run.Steps {
-		mv, rv := modelView(&c.run.Steps[k]), realView(&c.play.Steps[k+1])
+		mv, rv := modelView(&c.d, &c.run.Steps[k]), realView(&c.play.Steps[k+1])
 		mv.Token, mv.MaxTok, rv.Token, rv.MaxTok = 0, 0, 0, 0
 		if mv != rv {
 			return false
@@ -283,6 +344,10 @@ func FormatLibraryTable(rows []*LibRow) string {
 	b.WriteString("| client | fault | storage | real outcome | model's verdict | agree | what the client was told | rerun |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
+		if r.NotPlayed != "" {
+			fmt.Fprintf(&b, "| %s | %s | %s | not played: %s | | | | |\n", r.Client, r.Fault, r.Storage, r.NotPlayed)
+			continue
+		}
 		agree := "yes"
 		switch {
 		case r.Known != "":

@@ -14,6 +14,8 @@ func (c *Comparison) Verdict() string {
 	case c.Late:
 		return fmt.Sprintf("void: step %d was answered %.1fms into its tick, past the %.1fms window, so an expiry may have raced a request; rerun with a longer -tick",
 			c.LateSeq, c.LatestMS, c.WindowMS)
+	case !c.Agree && c.Known != "":
+		return fmt.Sprintf("reality differs from the model (%d %s), exactly by a documented difference of %s: %s", len(c.Differences), plural(len(c.Differences), "difference", "differences"), c.Client, c.Known)
 	case !c.Agree:
 		return fmt.Sprintf("reality differs from the model (%d %s)", len(c.Differences), plural(len(c.Differences), "difference", "differences"))
 	}

@@ -130,7 +130,27 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 		label = fmt.Sprintf("redis-server %s on %s", srv.Version(), srv.Addr())
 	}
 	var lockSrv *reality.Server
-	if in.Design.NodeCrashes > 0 {
+	var nodes []*reality.Server
+	if in.Design.Lock == model.LockRedlock {
+		// Redlock: a redis-server of its own per node
+		bin, err := reality.FindServer()
+		if err != nil {
+			fmt.Fprintln(stderr, "explore reproduce: Redlock needs a redis-server per node:", err)
+			return exitIncomplete
+		}
+		for k := 0; k < in.Design.Nodes; k++ {
+			sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			n, err := reality.StartServerPersist(sctx, bin, in.Design.Persist == 1)
+			cancel()
+			if err != nil {
+				fmt.Fprintf(stderr, "explore reproduce: Redlock node %d: %v\n", k+1, err)
+				return exitIncomplete
+			}
+			defer n.Stop()
+			nodes = append(nodes, n)
+		}
+		label += fmt.Sprintf("; Redlock: %d redis-servers of its own from %s", len(nodes), nodes[0].Addr())
+	} else if in.Design.NodeCrashes > 0 {
 		// a lock node of its own, which the schedule's node-crash steps kill
 		bin, err := reality.FindServer()
 		if err != nil {
@@ -161,7 +181,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 	}
 	var c *reality.Comparison
 	for attempt := 0; ; attempt++ {
-		c, err = reality.Reproduce(ctx, in, label, reality.Options{Addr: server, Etcd: endpoint, Lock: lockSrv, Client: *client, Tick: *tick, LockDB: *lockDB, StoreDB: *storeDB})
+		c, err = reality.Reproduce(ctx, in, label, reality.Options{Addr: server, Etcd: endpoint, Lock: lockSrv, Nodes: nodes, Client: *client, Tick: *tick, LockDB: *lockDB, StoreDB: *storeDB})
 		if err != nil {
 			fmt.Fprintln(stderr, "explore reproduce:", err)
 			return exitIncomplete

@@ -1,0 +1,76 @@
+package reality
+
+import (
+	"os"
+	"testing"
+
+	"lockcheck/model"
+)
+
+// redlockNodes starts n redis-servers of the test's own (with or without
+// an append-only file), stopped when the test ends.
+func redlockNodes(t *testing.T, n int, persist bool) []*Server {
+	t.Helper()
+	needServer(t) // skips or fails as the other real-server tests do
+	var nodes []*Server
+	for k := 0; k < n; k++ {
+		nodes = append(nodes, lockServer(t, persist))
+	}
+	return nodes
+}
+
+func scenarioInput(t *testing.T, name, text string) *Input {
+	t.Helper()
+	in, err := Load(name, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func fileInput(t *testing.T, path string) *Input {
+	t.Helper()
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return scenarioInput(t, path, string(text))
+}
+
+// TestRedlockOnFiveRedisServers plays Redlock on five real redis-servers:
+// a pause after the vote (the lock lost for real, with lockcheck's own
+// client and with redsync), a node restarted without its keys (two
+// holders, a lost update) and the same crash with an append-only file
+// (no second holder).
+func TestRedlockOnFiveRedisServers(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		in     func(t *testing.T) *Input
+		client string
+		lost   bool
+	}{
+		{"pause", func(t *testing.T) *Input { return fileInput(t, "../model/scenarios/redlock-pause.txt") }, ClientReference, true},
+		{"pause-redsync", func(t *testing.T) *Input { return fileInput(t, "../model/scenarios/redlock-pause.txt") }, ClientRedsync, true},
+		{"restart-no-aof", func(t *testing.T) *Input { return fileInput(t, "../model/scenarios/redlock-restart.txt") }, ClientReference, true},
+		{"restart-aof", func(t *testing.T) *Input { return fileInput(t, "testdata/redlock-restart-aof.txt") }, ClientReference, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, _, err := ForClient(tc.in(t), tc.client)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := &in.Design
+			// 100ms ticks: a tick's window holds a look at five nodes and a restart
+			c := reproduce(t, in, Options{Client: tc.client, Tick: 2 * testTick, Nodes: redlockNodes(t, d.Nodes, d.Persist == 1)})
+			if !c.Agree && c.Known == "" {
+				t.Fatalf("reality differs from the model:\n%s", c.Text())
+			}
+			if c.Real.LostUpdate != tc.lost || c.Model.LostUpdate != tc.lost {
+				t.Fatalf("want lost update %v in both worlds:\n%s", tc.lost, c.Text())
+			}
+			if d.Lock != model.LockRedlock {
+				t.Fatalf("design %s", d.Name())
+			}
+		})
+	}
+}
