@@ -9,6 +9,9 @@ import "strings"
 // the whole explored space, which actions occurred and whether a lock was
 // lost while held; Vacuity turns that into words.
 
+// Coverage.Kinds has a bit per action kind: at most 64 kinds.
+var _ [64 - numActionKinds]struct{}
+
 // Coverage is what occurred in an explored space.
 type Coverage struct {
 	Kinds    uint64 // bit k: an action of kind k occurred

@@ -398,6 +398,7 @@ type checkJSON struct {
 	Bounds         checkBoundsJSON `json:"bounds"`
 	Results        []checkResJSON  `json:"results"`
 	Stats          checkStatsJSON  `json:"stats"`
+	Coverage       checkCovJSON    `json:"coverage"`
 	Counterexample *checkCexJSON   `json:"counterexample"`  // the first violated property's; null if none
 	Files          []string        `json:"files,omitempty"` // counterexample files written (-out)
 }
@@ -476,6 +477,15 @@ type checkStatsJSON struct {
 	PeakMemoryBytes uint64  `json:"peak_memory_bytes"` // peak resident memory of the process
 }
 
+// checkCovJSON is what the explored space's steps did (levels cut short by
+// a bound not counted): the fault kinds that occurred and whether a lock was
+// ever lost while its holder believed in it (without which every safety
+// verdict is vacuous).
+type checkCovJSON struct {
+	FaultsUsed        []string `json:"faults_used"`
+	LockLostWhileHeld bool     `json:"lock_lost_while_held"`
+}
+
 type checkCexJSON struct {
 	Property string   `json:"property"`
 	Steps    []string `json:"steps"`
@@ -505,8 +515,9 @@ func writeCheckJSON(w io.Writer, a *checkArgs, rep *explore.Report, violated []e
 			PauseAt: d.PauseAt.String(), DelayAt: d.DelayAt.String(), LoseAt: d.LoseAt.String(), CrashAt: d.CrashAt.String(),
 			MaxStates: a.bounds.MaxStates, MaxMemoryMB: a.bounds.MaxMemory >> 20, Symmetry: a.bounds.Symmetry, First: a.first,
 		},
-		Results: []checkResJSON{},
-		Files:   files,
+		Results:  []checkResJSON{},
+		Coverage: checkCovJSON{FaultsUsed: resultFaults(explore.Result{}, rep), LockLostWhileHeld: rep.Coverage.LockLost},
+		Files:    files,
 	}
 	for _, r := range rep.Results {
 		res := checkResJSON{Property: r.Property, Expect: r.Expect.String(), Status: string(r.Status), Verdict: statusText(r, rep), Vacuous: r.Vacuous != "", Vacuity: r.Vacuous, Faults: resultFaults(r, rep)}

@@ -248,9 +248,11 @@ func TestCheckVacuousVerdicts(t *testing.T) {
 	code, out, _ = runCheckArgs("-design", "redis/cad/rw/max-token,max-pause=7", "-json")
 	require.Equal(t, exitVacuous, code, out)
 	var got struct {
-		Results []checkResJSON `json:"results"`
+		Results  []checkResJSON `json:"results"`
+		Coverage checkCovJSON   `json:"coverage"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Equal(t, checkCovJSON{FaultsUsed: []string{"pause"}, LockLostWhileHeld: false}, got.Coverage)
 	for _, r := range got.Results {
 		if r.Expect == "always" {
 			require.True(t, r.Vacuous, r.Property)
