@@ -716,7 +716,7 @@ func (c *client) lookBefore(ctx context.Context, ob *Obs) error {
 
 // lockOptions are the options of connections to the lock node.
 func lockOptions(d *model.Design, addr string, db int) *redis.Options {
-	if d.NodeCrashes > 0 {
+	if d.NodeCrashes > 0 || d.Lock == model.LockReplica {
 		return crashableOptions(addr, db)
 	}
 	return clientOptions(addr, db)

@@ -76,8 +76,8 @@ func CheckClient(name string, d *model.Design) error {
 			}
 			return nil
 		}
-		if d.Lock != model.LockRedis {
-			return fmt.Errorf("client %s locks a Redis: want lock=redis, not %s", name, d.Lock)
+		if d.Lock != model.LockRedis && d.Lock != model.LockReplica {
+			return fmt.Errorf("client %s locks a Redis: want lock=redis or replica, not %s", name, d.Lock)
 		}
 		if err := common(name); err != nil {
 			return err
@@ -362,7 +362,7 @@ func ForClient(in *Input, client string) (*Input, string, error) {
 	trace := in.Trace
 	switch client {
 	case ClientRedsync, ClientRedislock:
-		if d.Lock == model.LockRedis && d.Fence != model.FenceNone && d.Acquire == model.AcquireScript {
+		if (d.Lock == model.LockRedis || d.Lock == model.LockReplica) && d.Fence != model.FenceNone && d.Acquire == model.AcquireScript {
 			run, err := model.Replay(&d, trace)
 			if err != nil {
 				return nil, "", fmt.Errorf("%s: %v", in.Source, err)

@@ -194,8 +194,16 @@ func window(d *model.Design, tick time.Duration) time.Duration {
 // client faults (pause, slow, crash, delay). Clock jumps and the other lock
 // services are not played.
 func Playable(d *model.Design) error {
-	if d.Lock != model.LockRedis && d.Lock != model.LockEtcd && d.Lock != model.LockRedlock {
-		return fmt.Errorf("design %s: lock service %s is not played for real (real runs: redis, redlock, etcd)", d.Name(), d.Lock)
+	if d.Lock != model.LockRedis && d.Lock != model.LockEtcd && d.Lock != model.LockRedlock && d.Lock != model.LockReplica {
+		return fmt.Errorf("design %s: lock service %s is not played for real (real runs: redis, replica, redlock, etcd)", d.Name(), d.Lock)
+	}
+	if d.Partitions > 0 || d.Losses > 0 || d.ClientJumps > 0 {
+		return fmt.Errorf("design %s: partitions, lost replies and client clock jumps are not played for real yet; set partitions=0, losses=0, client-jumps=0", d.Name())
+	}
+	if d.Lock == model.LockReplica {
+		if err := replicaOK(d); err != nil {
+			return err
+		}
 	}
 	if d.Lock == model.LockRedlock && (d.Release != model.ReleaseCAD || d.Wait != model.WaitPoll || d.Check != model.CheckTrust || d.Bug != model.BugNone || d.RenewTicks > 0) {
 		return fmt.Errorf("design %s: Redlock is played for real with release=cad, wait=poll, check=trust, renew=0 and no planted bug", d.Name())
@@ -280,12 +288,26 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 		}
 	}
 	downUntil := make([]int, len(lockNodes)) // a crashed lock node restarts when this tick starts
+	var rp *replicaPair
+	if d.Lock == model.LockReplica {
+		var err error
+		if rp, err = startReplica(ctx); err != nil {
+			return nil, err
+		}
+		defer rp.stop()
+		lockAddr = rp.primary.Addr()
+	}
 	admin := redis.NewClient(clientOptions(lockAddr, opts.LockDB))
 	defer admin.Close()
 	storeAdmin := redis.NewClient(clientOptions(opts.Addr, opts.StoreDB))
 	defer storeAdmin.Close()
 	if err := setup(ctx, admin, storeAdmin, d, sc); err != nil {
 		return nil, err
+	}
+	if rp != nil { // the replica starts equal to the primary, as in the model
+		if err := rp.sync(ctx); err != nil {
+			return nil, err
+		}
 	}
 	var obs looker
 	var etcdCli *clientv3.Client
@@ -322,7 +344,7 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 		obs = ro
 	} else {
 		ro := &observer{c: redis.NewClient(lockOptions(d, lockAddr, opts.LockDB)), clients: d.Clients, canFail: d.NodeCrashes > 0}
-		defer ro.c.Close()
+		defer func() { ro.c.Close() }()
 		obs = ro
 	}
 	nodesNow := func() string { // Redlock: each node's holder, as the last look saw them
@@ -497,6 +519,35 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 				return nil, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, now, err)
 			}
 			ob.Nodes = nodesNow()
+			ob.End = clk.since()
+		} else if rp != nil && (a.Kind == model.ActReplicate || a.Kind == model.ActFailover) {
+			ob = Obs{Action: a, Took: a.Kind, Tick: now, Before: HolderNotLooked}
+			ob.Start = clk.since()
+			if a.Kind == model.ActReplicate {
+				if err := rp.sync(ctx); err != nil {
+					return nil, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, now, err)
+				}
+				ob.Result = model.ResOK
+			} else {
+				if err := rp.failover(ctx); err != nil {
+					return nil, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, now, err)
+				}
+				for _, c := range clients { // the clients now talk to the promoted replica
+					c.net.retarget(lockAddr, rp.replica.Addr())
+				}
+				ro := obs.(*observer)
+				ro.c.Close()
+				ro.c = redis.NewClient(clientOptions(rp.replica.Addr(), opts.LockDB))
+			}
+			if ob.After, ob.AfterPTTL, err = obs.look(ctx); err != nil {
+				return nil, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, now, err)
+			}
+			if a.Kind == model.ActFailover {
+				ob.Value = ob.After + 1 // the key's holder on the promoted replica
+				if ob.After < 0 {
+					ob.Value = 0
+				}
+			}
 			ob.End = clk.since()
 		} else if !a.Kind.ByClient() {
 			return nil, fmt.Errorf("step %d (%s): not played for real", seq, a)

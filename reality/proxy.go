@@ -61,7 +61,10 @@ func (p *proxy) accept() {
 		if err != nil {
 			return
 		}
-		u, err := net.Dial("tcp", p.upstream)
+		p.mu.Lock()
+		upstream := p.upstream
+		p.mu.Unlock()
+		u, err := net.Dial("tcp", upstream)
 		if err != nil { // the server is down: the client sees a refused connection
 			c.Close()
 			continue

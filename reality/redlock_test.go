@@ -74,3 +74,28 @@ func TestRedlockOnFiveRedisServers(t *testing.T) {
 		})
 	}
 }
+
+// TestReplicaFailover plays the replica stories on a real primary and
+// replica (real replication through a held link, a real failover): the
+// promoted replica hands the lock and token 1 out again when nothing was
+// replicated, and keeps A's lock when a replicate step came first.
+func TestReplicaFailover(t *testing.T) {
+	for _, tc := range []struct {
+		in   func(t *testing.T) *Input
+		lost bool
+	}{
+		{func(t *testing.T) *Input { return fileInput(t, "../model/scenarios/replica-failover.txt") }, true},
+		{func(t *testing.T) *Input { return fileInput(t, "testdata/replica-replicated.txt") }, false},
+	} {
+		in := tc.in(t)
+		t.Run(in.Source, func(t *testing.T) {
+			c := reproduce(t, in, Options{})
+			if !c.Agree {
+				t.Fatalf("reality differs from the model:\n%s", c.Text())
+			}
+			if c.Real.LostUpdate != tc.lost {
+				t.Fatalf("want lost update %v:\n%s", tc.lost, c.Text())
+			}
+		})
+	}
+}

@@ -2,7 +2,7 @@ package reality
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"fmt"
 	"io"
 	"slices"
@@ -20,6 +20,7 @@ import (
 var (
 	tableClients = []string{ClientReference, ClientRedsync, ClientRedislock, ClientEtcdMutex}
 	redlockers   = []string{ClientReference, ClientRedsync}
+	redisClients = []string{ClientReference, ClientRedsync, ClientRedislock}
 	tableCases   = []struct {
 		fault, storage string
 		name           string   // a demo or story of model/scenarios, or a file of reality/testdata
@@ -32,11 +33,13 @@ var (
 		{"Redlock, 5 redis-servers: pause after the vote", "no fencing", "redlock-pause", redlockers},
 		{"Redlock, 5 redis-servers: node killed and restarted without AOF", "no fencing", "redlock-restart", redlockers},
 		{"Redlock, 5 redis-servers: node killed and restarted with AOF", "no fencing", "reality/testdata/redlock-restart-aof.txt", redlockers},
+		{"primary + replica: failover before the key is replicated", "fencing token checked on reads and writes", "replica-failover", redisClients},
+		{"primary + replica: failover after a replicate step", "fencing token checked on reads and writes", "reality/testdata/replica-replicated.txt", redisClients},
 	}
 )
 
-//go:embed testdata/redlock-restart-aof.txt
-var redlockRestartAOF string
+//go:embed testdata/redlock-restart-aof.txt testdata/replica-replicated.txt
+var tableFiles embed.FS
 
 // TableCommand is the command that prints the table.
 const TableCommand = "go run ./cmd/explore libraries"
@@ -70,8 +73,10 @@ func LibraryRows() ([]*LibRow, error) {
 			if tc.clients != nil && !slices.Contains(tc.clients, cl) {
 				continue
 			}
-			text := redlockRestartAOF
-			if !strings.Contains(tc.name, "/") {
+			var text string
+			if data, err := tableFiles.ReadFile(strings.TrimPrefix(tc.name, "reality/")); err == nil {
+				text = string(data)
+			} else {
 				dm, err := model.LoadDemo(tc.name)
 				if err != nil {
 					return nil, err
