@@ -15,6 +15,9 @@
 # is read from SPIN_DIR (default: ../shared/baselines/spin next to the repo)
 # and copied to a temporary folder; nothing is written in the repo.
 set -euo pipefail
+for tool in go python3 /usr/bin/time; do
+	command -v "$tool" >/dev/null || { echo "$0 needs $tool (GNU time: apt-get install -y time)" >&2; exit 1; }
+done
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SPIN_DIR=${SPIN_DIR:-$ROOT/../shared/baselines/spin}
 CLIENTS=${CLIENTS:-3}
@@ -28,6 +31,8 @@ DESIGN="redis/cad/rw/max-token,clock=free,horizon=41"
 rows=()
 if [ "$CLIENTS" = 3 ] || [ "${SPIN4:-}" = 1 ]; then
 	command -v spin >/dev/null || { echo "install spin: apt-get install -y spin" >&2; exit 1; }
+	command -v gcc >/dev/null || { echo "install gcc: apt-get install -y gcc" >&2; exit 1; }
+	[ -f "$SPIN_DIR/lock.pml" ] || { echo "no Promela model at $SPIN_DIR/lock.pml: set SPIN_DIR to the folder of lock.pml (the team's shared/baselines/spin), or run CLIENTS=4 $0 for lockcheck alone" >&2; exit 1; }
 	cp "$SPIN_DIR/lock.pml" "$TMP/"
 	declare -A W=([2]=22 [3]=25 [4]=28)
 	( cd "$TMP" && spin -DN="$CLIENTS" -DRELEASE=CAD -DFENCE=RW -DNO_EXCL -a lock.pml >/dev/null &&

@@ -121,6 +121,10 @@ func TestJSONErrors(t *testing.T) {
 		{"check", "-json", "extra"},
 		{"matrix", "-json", "-workers", "-3"},
 		{"matrix", "-bogus", "-json"},
+		{"replay", "-json", "/nonexistent/x.txt"},
+		{"replay", "-json"},
+		{"simulate", "-json", "-runs", "0"},
+		{"merge", "-json", "/nonexistent"},
 	} {
 		code, out, errs := runCmd(args...)
 		require.Equal(t, exitUsage, code, args)
@@ -179,4 +183,15 @@ func TestMaxMemoryBoundsResidentMemory(t *testing.T) {
 	t.Logf("-max-memory %d: peak resident %.1f MB, %d states", limitMB, peakMB, got.Stats.Distinct)
 	require.LessOrEqual(t, peakMB, 1.1*limitMB)
 	require.Greater(t, got.Stats.Distinct, int64(1_000_000), "the budget is used, not wasted")
+}
+
+func TestReplayJSON(t *testing.T) {
+	code, out, errs := runCmd("replay", "-json", demo4File)
+	require.Equal(t, exitOK, code, errs)
+	var got replayJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.True(t, got.Shows)
+	require.Equal(t, "own-release", got.Property)
+	require.NotNil(t, got.Step)
+	require.Equal(t, got.Steps, *got.Step)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,34 +19,53 @@ func init() {
 // longer does, 2 when the file cannot be read or parsed.
 func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("replay", stderr)
+	asJSON := fs.Bool("json", false, "print the verdict as one JSON object (bad input too: {\"error\": ...})")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: explore replay FILE   (a counterexample file, e.g. counterexamples/redis-del-none-plain--own-release.txt)")
-		fmt.Fprintln(stderr, "exit 0: it still shows its violation; 1: it no longer does; 2: bad file")
+		fmt.Fprintln(fs.Output(), "usage: explore replay [-json] FILE   (a counterexample file, e.g. counterexamples/redis-del-none-plain--own-release.txt)")
+		fmt.Fprintln(fs.Output(), "exit 0: it still shows its violation; 1: it no longer does; 2: bad file")
 	}
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlagsJSON(fs, args, stdout); !ok {
 		return code
 	}
+	bad := func(msg string) int { return failUsage(stdout, stderr, "replay", *asJSON, msg) }
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "explore replay: want one counterexample file")
-		return exitUsage
+		return bad("want one counterexample file")
 	}
 	name := fs.Arg(0)
 	data, err := readLimited(name, counterexamples.MaxFileBytes)
 	if err != nil {
-		fmt.Fprintln(stderr, "explore replay:", err)
-		return exitUsage
+		return bad(err.Error())
 	}
 	f, err := counterexamples.Parse(string(data))
 	if err != nil {
 		var pe *counterexamples.ParseError
 		if errors.As(err, &pe) {
-			fmt.Fprintf(stderr, "explore replay: %s:%d: %s\n", name, pe.Line, pe.Msg)
-		} else {
-			fmt.Fprintf(stderr, "explore replay: %s: %v\n", name, err)
+			return bad(fmt.Sprintf("%s:%d: %s", name, pe.Line, pe.Msg))
 		}
-		return exitUsage
+		return bad(fmt.Sprintf("%s: %v", name, err))
 	}
 	v := f.Replay()
+	stale, _ := f.Stale()
+	if *asJSON {
+		out := replayJSON{File: name, Design: f.Design.Name(), Property: f.Property, Shows: v.Shows, Steps: len(f.Trace), Stale: stale}
+		if v.Shows {
+			out.Step = &v.Step
+		}
+		if v.Reason != "" {
+			r := withFile(name, v.Reason)
+			out.Reason = &r
+		}
+		if out.Stale == nil {
+			out.Stale = []string{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(out)
+		if !v.Shows {
+			return exitViolated
+		}
+		return exitOK
+	}
 	if !v.Shows {
 		fmt.Fprintf(stdout, "%s: NO LONGER shows its violation: %s, %s\n", name, f.Design.Name(), f.Property)
 		fmt.Fprintf(stdout, "  %s\n", withFile(name, v.Reason))
@@ -55,10 +75,22 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	if v.Reason != "" {
 		fmt.Fprintf(stdout, "  note: %s\n", v.Reason)
 	}
-	if stale, err := f.Stale(); err == nil && len(stale) > 0 {
+	if len(stale) > 0 {
 		fmt.Fprintf(stdout, "  note: these parts of the file are not what the model writes now: %s (regenerate: %s)\n", strings.Join(stale, ", "), f.Regenerate)
 	}
 	return exitOK
+}
+
+// replayJSON is replay's -json object.
+type replayJSON struct {
+	File     string   `json:"file"`
+	Design   string   `json:"design"`
+	Property string   `json:"property"`
+	Shows    bool     `json:"shows"`  // the trace still breaks the property
+	Step     *int     `json:"step"`   // the step that breaks it; null if none
+	Steps    int      `json:"steps"`  // of the trace
+	Reason   *string  `json:"reason"` // why not, or a note
+	Stale    []string `json:"stale"`  // parts of the file the model writes otherwise now
 }
 
 // withFile turns "line N: …" into "FILE:N: …".
