@@ -195,3 +195,13 @@ func TestReplayJSON(t *testing.T) {
 	require.NotNil(t, got.Step)
 	require.Equal(t, got.Steps, *got.Step)
 }
+
+// SIGINT stops a simulation too: the runs played so far, exit 3.
+func TestSimulateInterrupted(t *testing.T) {
+	cmd, out, _ := startExplore(t, "simulate", "-design", "redlock/cad/none/plain", "-clients", "4", "-runs", "100000000", "-properties", "mutex", "-workers", "2")
+	time.Sleep(500 * time.Millisecond)
+	code, took := exitAfter(t, cmd, os.Interrupt)
+	t.Logf("SIGINT: stopped in %v", took)
+	require.Contains(t, []int{exitIncomplete, exitViolated}, code, out.String())
+	require.Regexp(t, `played: [0-9]+ of the 100000000 runs`, out.String())
+}

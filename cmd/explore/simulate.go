@@ -248,8 +248,19 @@ func (s *simSummary) done() (done int, complete bool) {
 	return done, done == s.Runs && n == s.Runs
 }
 
+// played reports whether every run of the ranges listed was played.
+func (s *simSummary) played() bool {
+	for _, sh := range s.Shards {
+		if sh.Done != sh.To-sh.From {
+			return false
+		}
+	}
+	return true
+}
+
 // finishSim adds porcupine's verdicts, writes -out, prints and picks the
-// exit code (simulate and merge alike).
+// exit code (simulate and merge alike). A shard is complete when it played
+// its runs; a merge when its shards cover the sweep.
 func finishSim(stdout, stderr io.Writer, cmd string, s *simSummary, asJSON bool, out string) int {
 	d, err := model.ParseDesign(s.Design)
 	if err != nil {
@@ -295,7 +306,11 @@ func finishSim(stdout, stderr io.Writer, cmd string, s *simSummary, asJSON bool,
 			}
 		}
 	}
-	if _, complete := s.done(); !complete && code == exitOK {
+	complete := s.played()
+	if cmd == "merge" {
+		_, complete = s.done()
+	}
+	if !complete && code == exitOK {
 		code = exitIncomplete
 	}
 	if asJSON {
@@ -342,7 +357,11 @@ func writeSimText(w io.Writer, s *simSummary, violated []simResJSON, runs []*mod
 	fmt.Fprintf(w, "simulation: %s\n", simBoundsText(s))
 	done, complete := s.done()
 	if !complete {
-		fmt.Fprintf(w, "played: %d of the %d runs\n", done, s.Runs)
+		var ranges []string
+		for _, sh := range s.Shards {
+			ranges = append(ranges, fmt.Sprintf("%d of runs %d…%d", sh.Done, sh.From, sh.To-1))
+		}
+		fmt.Fprintf(w, "played: %d of the %d runs (%s)\n", done, s.Runs, strings.Join(ranges, ", "))
 	}
 	fmt.Fprintln(w)
 	for _, r := range s.Results {
