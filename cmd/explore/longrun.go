@@ -93,13 +93,6 @@ func isTerminal(w io.Writer) bool {
 
 // progress shows a snapshot of the search.
 func (p *progressPrinter) progress(s explore.Progress) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := time.Now()
-	if !p.tty && now.Sub(p.last) < pipeEvery {
-		return
-	}
-	p.last = now
 	text := fmt.Sprintf("%s%s states, depth %d", p.prefix, thousands(s.States), s.Depth)
 	if s.Level > 0 {
 		text += fmt.Sprintf(" (level %d%% of %s)", s.LevelDone*100/s.Level, thousands(s.Level))
@@ -111,6 +104,33 @@ func (p *progressPrinter) progress(s explore.Progress) {
 		text += fmt.Sprintf(", %s MB", thousands(s.MemoryBytes>>20))
 	}
 	text += ", " + elapsed(s.Seconds)
+	p.show(text)
+}
+
+// runs shows a simulation's runs done, with an ETA (the runs are known).
+func (p *progressPrinter) runs(done, total int, sec float64) {
+	rate := float64(done) / max(sec, 1e-9)
+	text := fmt.Sprintf("%s%s of %s runs, %s runs/s", p.prefix, thousands(int64(done)), thousands(int64(total)), thousands(int64(rate)))
+	if rss := residentBytes(); rss > 0 {
+		text += fmt.Sprintf(", %s MB resident", thousands(rss>>20))
+	}
+	text += ", " + elapsed(sec)
+	if done > 0 && done < total {
+		text += ", about " + elapsed(float64(total-done)/rate) + " left"
+	}
+	p.show(text)
+}
+
+// show prints a progress text: in place on a terminal, else at most every
+// pipeEvery.
+func (p *progressPrinter) show(text string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if !p.tty && now.Sub(p.last) < pipeEvery {
+		return
+	}
+	p.last = now
 	if p.tty {
 		fmt.Fprintf(p.w, "\r%s\x1b[K", text)
 		p.shown = true

@@ -148,10 +148,7 @@ func runSimulate(args []string, stdout, stderr io.Writer) int {
 	rep, err := explore.Simulate(explore.SimConfig{
 		Design: a.design, Properties: a.props, Seed: a.seed, From: from, To: to, Depth: a.depth, Swarm: a.swarm,
 		Workers: a.workers, Context: ctx,
-		Progress: func(done int) {
-			s := time.Since(start).Seconds()
-			pp.progress(explore.Progress{States: int64(done), Seconds: s})
-		},
+		Progress: func(done int) { pp.runs(done, to-from, time.Since(start).Seconds()) },
 	})
 	pp.done()
 	if err != nil {
