@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -93,7 +94,8 @@ func TestSignalsStopWithThePartialResult(t *testing.T) {
 	require.Regexp(t, `  own-release         incomplete: no counterexample up to depth \d+ \([0-9,]+ states\)\n`, out.String())
 	require.Contains(t, out.String(), "interrupted by SIGINT; every step checked up to depth")
 
-	cmd, out, lines = startExplore(t, "check", "-design", "redlock/cad/none/plain", "-clients", "4", "-properties", "exclusive,no-lost-update", "-json", "-workers", "2")
+	outDir := t.TempDir()
+	cmd, out, lines = startExplore(t, "check", "-design", "redlock/cad/none/plain", "-clients", "4", "-properties", "exclusive,no-lost-update", "-json", "-workers", "2", "-out", outDir)
 	waitFor(t, lines, "exclusive violated (72 steps)")
 	code, took = exitAfter(t, cmd, syscall.SIGTERM)
 	t.Logf("SIGTERM: stopped in %v", took)
@@ -110,6 +112,9 @@ func TestSignalsStopWithThePartialResult(t *testing.T) {
 		require.Less(t, got.Stats.ProvedDepth, 120)
 	}
 	require.GreaterOrEqual(t, got.Stats.ProvedDepth, 72)
+	// -out keeps what was found before the signal
+	require.NotEmpty(t, got.Files)
+	require.FileExists(t, filepath.Join(outDir, "redlock-cad-none-plain_clients-4--exclusive.txt"))
 }
 
 // With -json, bad input is also {"error": "..."} on stdout, exit 2.
