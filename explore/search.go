@@ -168,7 +168,7 @@ type unit struct {
 	ns     model.State // the successor being checked (fields, so that
 	ev     model.Event // passing them to Bad does not allocate)
 	kinds  uint64      // bit k: a step of action kind k
-	lost   bool        // a step lost a lock while held (model.LockLost)
+	wit    uint8       // witness bits its steps showed (model.Witnesses)
 }
 
 type hit struct {
@@ -421,8 +421,8 @@ func (e *engine) expand(u *unit, live []int) {
 	u.found = u.found[:len(e.props)]
 	clear(u.found)
 	props := e.props
-	u.kinds, u.lost = 0, false
-	lost := e.cov.LockLost // once seen, LockLost is no longer asked
+	u.kinds, u.wit = 0, 0
+	wit := e.cov.Witnessed() // once every witness is seen, none is asked
 	for i := u.lo; i < u.hi; i++ {
 		s := &e.frontier[i]
 		u.buf = model.Actions(d, s, u.buf)
@@ -433,8 +433,9 @@ func (e *engine) expand(u *unit, live []int) {
 		for k, a := range u.buf {
 			u.ns, u.ev = model.Step(d, *s, a)
 			u.kinds |= 1 << (a.Kind & 63)
-			if !lost && model.LockLost(d, &u.ns, &u.ev) {
-				lost, u.lost = true, true
+			if wit != model.AllWitnesses {
+				w := model.Witnesses(d, &u.ns, &u.ev)
+				wit, u.wit = wit|w, u.wit|w
 			}
 			for _, pi := range live {
 				if !u.found[pi].ok && props[pi].Bad(d, &u.ns, &u.ev) {
@@ -450,7 +451,7 @@ func (e *engine) expand(u *unit, live []int) {
 func (e *engine) noteCoverage() {
 	for _, u := range e.units {
 		e.cov.Kinds |= u.kinds
-		e.cov.LockLost = e.cov.LockLost || u.lost
+		e.cov.AddWitnesses(u.wit)
 	}
 	e.rep.Coverage = e.cov
 }

@@ -98,3 +98,23 @@ func TestHintIsTheLeastPause(t *testing.T) {
 	require.True(t, lost(28))
 	require.False(t, lost(27))
 }
+
+// A retried release that reaches another's lock puts own-release to the
+// test without any lock being lost while held; and a client whose release
+// reply was lost has left its critical section, so mutex is not broken by
+// its resend.
+func TestForeignReleaseWitness(t *testing.T) {
+	rep := checkName(t, "redis/cad/none/plain,lose-at=release,pauses=0,losses=1,timeout=3")
+	require.False(t, rep.Coverage.LockLost)
+	require.True(t, rep.Coverage.ForeignRelease)
+	res, _ := rep.Result("own-release")
+	require.Equal(t, Holds, res.Status)
+	require.Empty(t, res.Vacuous)
+	res, _ = rep.Result("mutex")
+	require.Equal(t, Holds, res.Status)
+	require.NotEmpty(t, res.Vacuous)
+	// with a plain DEL the same resend removes the next holder's key
+	rep = checkName(t, "redis/del/none/plain,lose-at=release,pauses=0,losses=1,timeout=3")
+	res, _ = rep.Result("own-release")
+	require.Equal(t, Violated, res.Status)
+}

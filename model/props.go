@@ -78,14 +78,18 @@ var Properties = []Property{
 		}},
 }
 
-// believers counts the clients that believe they hold the lock. Belief
-// starts only when the service grants the lock (an acquire's reply, a
-// Redlock quorum, the lowest ZooKeeper node) and ends at the release or a
-// crash, so two believers at once are two grants that overlap.
+// believers counts the clients that believe they hold the lock and are
+// still inside their critical section. Belief starts only when the service
+// grants the lock (an acquire's reply, a Redlock quorum, the lowest
+// ZooKeeper node) and ends at the release or a crash, so two believers at
+// once are two grants that overlap. A client whose next step is its release
+// (its work done or given up, or a release whose reply was lost and will be
+// resent) has left the critical section: it acts on nothing but the lock.
 func believers(d *Design, s *State) int {
 	n := 0
 	for i := 0; i < d.Clients; i++ {
-		if s.Clients[i].Flags&FlagBelieves != 0 {
+		c := &s.Clients[i]
+		if c.Flags&FlagBelieves != 0 && c.Phase != PhaseRelease && c.Phase != PhaseDel {
 			n++
 		}
 	}

@@ -14,8 +14,56 @@ var _ [64 - numActionKinds]struct{}
 
 // Coverage is what occurred in an explored space.
 type Coverage struct {
-	Kinds    uint64 // bit k: an action of kind k occurred
-	LockLost bool   // a lock expired or was taken while its holder believed in it (LockLost)
+	Kinds          uint64 // bit k: an action of kind k occurred
+	LockLost       bool   // a lock expired or was taken while its holder believed in it (LockLost)
+	ForeignRelease bool   // a release reached a lock another client held (ForeignRelease)
+}
+
+// Witness bits: what one step showed (Witnesses).
+const (
+	WitLockLost uint8 = 1 << iota
+	WitForeignRelease
+	AllWitnesses = WitLockLost | WitForeignRelease
+)
+
+// Witnesses are the witness bits of the step whose event is ev, reaching s.
+func Witnesses(d *Design, s *State, ev *Event) uint8 {
+	var w uint8
+	if LockLost(d, s, ev) {
+		w |= WitLockLost
+	}
+	if ForeignRelease(d, s, ev) {
+		w |= WitForeignRelease
+	}
+	return w
+}
+
+// Witnessed is c's witness bits.
+func (c *Coverage) Witnessed() uint8 {
+	var w uint8
+	if c.LockLost {
+		w |= WitLockLost
+	}
+	if c.ForeignRelease {
+		w |= WitForeignRelease
+	}
+	return w
+}
+
+// AddWitnesses records witness bits w.
+func (c *Coverage) AddWitnesses(w uint8) {
+	c.LockLost = c.LockLost || w&WitLockLost != 0
+	c.ForeignRelease = c.ForeignRelease || w&WitForeignRelease != 0
+}
+
+// ForeignRelease reports whether the step is a release (or get-del's DEL)
+// that reached the lock while another client held it (on node 0): a late
+// or retried release, the test that own-release needs.
+func ForeignRelease(d *Design, s *State, ev *Event) bool {
+	if ev == nil || (ev.Action.Kind != ActRelease && ev.Action.Kind != ActDel) {
+		return false
+	}
+	return ev.Other != 0 && ev.Other != ev.Action.Client+1
 }
 
 // Note records one step's action kind (the search ORs kinds itself, for
@@ -76,18 +124,24 @@ var LockLostProperty = Property{"lock-lost", Sometimes,
 
 // Vacuity says why the always-property p, which held, held vacuously over
 // an explored space with coverage c: "" when its witness occurred. The
-// safety properties need a lock lost while held; progress needs that or a
+// safety properties need a lock lost while held; own-release needs that or
+// a release that reached another's lock; progress needs a lost lock or a
 // crashed client (a lock whose holder is gone).
 func Vacuity(p *Property, c *Coverage) string {
 	if p.Expect != Always || c.LockLost {
 		return ""
 	}
-	why := "no lock expired or was lost while held"
-	if p.Name == "progress" {
+	switch p.Name {
+	case "own-release":
+		if c.ForeignRelease {
+			return ""
+		}
+		return "no lock expired or was lost while held and no release reached another's lock"
+	case "progress":
 		if c.Kinds&(1<<ActCrash) != 0 {
 			return ""
 		}
-		why = "no lock expired or was lost while held and no client crashed"
+		return "no lock expired or was lost while held and no client crashed"
 	}
-	return why
+	return "no lock expired or was lost while held"
 }

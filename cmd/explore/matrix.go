@@ -194,7 +194,7 @@ func writeMatrixMarkdown(w io.Writer, rows []matrixRow) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "holds: no reachable state within the design's horizon and fault budget breaks it; holds, vacuously: it holds, but no lock ever expired or was lost while held")
-	fmt.Fprintln(w, "(progress: nor did a client crash), so the faults never put it to the test; ✗ N: violated, shortest counterexample N steps;")
+	fmt.Fprintln(w, "(own-release: nor did a release reach another's lock; progress: nor did a client crash), so the faults never put it to the test; ✗ N: violated, shortest counterexample N steps;")
 	fmt.Fprintln(w, "lock safety = exclusive, mutex, own-release; data safety = no-lost-update, linearizable (porcupine, on the shortest counterexample); liveness = progress.")
 }
 
