@@ -39,6 +39,7 @@ type client struct {
 	net    *netHold        // the client's proxies: a pause holds its traffic
 	noHold bool            // planted bug: a pause does not hold the traffic
 	nodes  []*redis.Client // lock=redlock: one connection per node
+	zk     *zkLock         // lock=zookeeper: its session and node
 
 	asked int   // redlock: the node the next acquire step asks
 	votes uint8 // redlock: nodes won in this attempt
@@ -134,6 +135,9 @@ func (c *client) close() {
 	}
 	c.lock.Close()
 	c.store.Close()
+	if c.zk != nil {
+		c.zk.c.Close()
+	}
 	if c.sub != nil {
 		c.sub.Close()
 	}
@@ -209,6 +213,9 @@ func (c *client) do(ctx context.Context, o order) reply {
 	case model.ActSlow:
 		c.slow = true
 	case model.ActCrash:
+		if c.zk != nil && c.net != nil {
+			c.net.hold() // a dead process sends no heartbeats: its session will expire
+		}
 		c.believes = false
 		if c.phase == model.PhaseArrive {
 			c.lost = true // its write is still on its way
@@ -281,6 +288,9 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 		if c.etcd != nil {
 			acquire = c.etcd.acquire
 		}
+		if c.zk != nil {
+			acquire = c.zk.acquire
+		}
 		var won bool
 		var tok int
 		var err error
@@ -288,6 +298,9 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 			won, tok, ob.Told, err = c.lib.acquire(ctx)
 		} else {
 			won, tok, err = acquire(ctx)
+		}
+		if c.zk != nil && err == nil { // the token is the node's, told when it is created
+			ob.Token, c.token, tok = tok, c.zk.seq, 0
 		}
 		if isDown(err) {
 			won, err = false, nil // no answer from a down node: try again later
@@ -406,6 +419,24 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 		}
 		if d.Lock == model.LockRedlock {
 			return c.redlockRelease(ctx, ob)
+		}
+		if c.zk != nil { // delete its node, if its session kept it
+			if err := c.lookBefore(ctx, ob); err != nil {
+				return err
+			}
+			ok, err := c.zk.release(ctx)
+			if err != nil {
+				return err
+			}
+			n := int64(0)
+			if ok {
+				n = 1
+			}
+			if err := c.deleted(ctx, ob, n); err != nil {
+				return err
+			}
+			c.finish()
+			break
 		}
 		if c.etcd != nil {
 			// delete its key if still its own (the only release etcd designs have)

@@ -169,6 +169,18 @@ func describe(d *model.Design, v view) string {
 			}
 			break
 		}
+		if d.Lock == model.LockZooKeeper {
+			s = "its node"
+			if v.Token != 0 {
+				s = fmt.Sprintf("create node %d", v.Token)
+			}
+			if v.Result == model.ResOK {
+				s += ": lowest, holds"
+			} else {
+				s += ": waits"
+			}
+			break
+		}
 		if d.Lock == model.LockEtcd {
 			s = "txn put if absent → refused"
 			if v.Result == model.ResOK {

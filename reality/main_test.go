@@ -23,6 +23,9 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if sharedZK != nil {
+		sharedZK.Stop()
+	}
 	if sharedEtcd != nil {
 		sharedEtcd.Stop()
 	}
@@ -75,6 +78,31 @@ func needEtcd(t testing.TB) *EtcdServer {
 		t.Fatalf("embedded etcd: %v", sharedEtcdErr)
 	}
 	return sharedEtcd
+}
+
+var (
+	sharedZK     *ZooKeeperServer
+	sharedZKErr  error
+	sharedZKOnce sync.Once
+)
+
+// needZooKeeper returns a ZooKeeper server shared by the tests; without
+// Debian's zookeeper package it skips the test, or fails it when CI=true.
+func needZooKeeper(t testing.TB) *ZooKeeperServer {
+	t.Helper()
+	if _, err := FindZooKeeper(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but %v: the real-server tests must run in CI", err)
+		}
+		t.Skipf("skipped: %v", err)
+	}
+	sharedZKOnce.Do(func() {
+		sharedZK, sharedZKErr = StartZooKeeper(context.Background())
+	})
+	if sharedZKErr != nil {
+		t.Fatalf("ZooKeeper: %v", sharedZKErr)
+	}
+	return sharedZK
 }
 
 // dbPair hands each test its own lock and storage databases.

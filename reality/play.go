@@ -39,7 +39,10 @@ type Options struct {
 	// nodes), each a redis-server of its own, killed and restarted by
 	// node-crash steps.
 	Nodes []*Server
-	Tick  time.Duration // one model tick in real time (0: DefaultTickFor the design)
+	// ZooKeeper is a ZooKeeper server's host:port (lock=zookeeper; ""
+	// starts one for the run).
+	ZooKeeper string
+	Tick      time.Duration // one model tick in real time (0: DefaultTickFor the design)
 	// Client is the lock client the run uses: ClientReference ("" too) or
 	// a library (see ClientNames and CheckClient).
 	Client  string
@@ -194,8 +197,13 @@ func window(d *model.Design, tick time.Duration) time.Duration {
 // client faults (pause, slow, crash, delay). Clock jumps and the other lock
 // services are not played.
 func Playable(d *model.Design) error {
-	if d.Lock != model.LockRedis && d.Lock != model.LockEtcd && d.Lock != model.LockRedlock && d.Lock != model.LockReplica {
-		return fmt.Errorf("design %s: lock service %s is not played for real (real runs: redis, replica, redlock, etcd)", d.Name(), d.Lock)
+	if d.Lock == model.LockDB {
+		return fmt.Errorf("design %s: lock service %s is not played for real (real runs: redis, replica, redlock, etcd, zookeeper)", d.Name(), d.Lock)
+	}
+	if d.Lock == model.LockZooKeeper {
+		if err := zkOK(d); err != nil {
+			return err
+		}
 	}
 	if d.Partitions > 0 || d.Losses > 0 || d.ClientJumps > 0 {
 		return fmt.Errorf("design %s: partitions, lost replies and client clock jumps are not played for real yet; set partitions=0, losses=0, client-jumps=0", d.Name())
@@ -310,6 +318,25 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 		}
 	}
 	var obs looker
+	if d.Lock == model.LockZooKeeper {
+		if opts.ZooKeeper == "" {
+			zs, err := StartZooKeeper(ctx)
+			if err != nil {
+				return nil, err
+			}
+			defer zs.Stop()
+			opts.ZooKeeper = zs.Addr()
+		}
+		zc, err := zkConnect(ctx, opts.ZooKeeper, 10*time.Second)
+		if err != nil {
+			return nil, fmt.Errorf("ZooKeeper observer: %v", err)
+		}
+		defer zc.Close()
+		if err := zkSetup(ctx, zc, d); err != nil {
+			return nil, err
+		}
+		obs = &zkObserver{c: zc, clients: d.Clients}
+	}
 	var etcdCli *clientv3.Client
 	var offset int64
 	var mutexObs *etcdMutexObserver
@@ -331,6 +358,8 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 			mutexObs = &etcdMutexObserver{cli: cli, leases: map[clientv3.LeaseID]int{}}
 			obs = mutexObs
 		}
+	} else if d.Lock == model.LockZooKeeper {
+		// the observer is set above
 	} else if d.Lock == model.LockRedlock {
 		ro := &redlockObserver{clients: d.Clients, d: d}
 		for _, n := range lockNodes {
@@ -398,6 +427,17 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 				defer cli.Close()
 				clients[i].etcd = &etcdLock{cli: cli, value: model.LockValue(i), ttl: ttl, offset: offset}
 			}
+		}
+		if d.Lock == model.LockZooKeeper {
+			via, err := h.via(opts.ZooKeeper)
+			if err != nil {
+				return nil, err
+			}
+			zc, err := zkConnect(ctx, via, zkSession(d, opts.Tick))
+			if err != nil {
+				return nil, fmt.Errorf("client %s: %v", model.ClientName(i), err)
+			}
+			clients[i].zk = &zkLock{c: zc, me: i, clients: d.Clients}
 		}
 		if d.Lock == model.LockRedlock {
 			var vias []string

@@ -99,3 +99,27 @@ func TestReplicaFailover(t *testing.T) {
 		})
 	}
 }
+
+// TestZooKeeperSession plays the ZooKeeper stories on a real ZooKeeper
+// (Debian's package): A's session expires during its pause and its
+// ephemeral node vanishes; without fencing the update is lost, with the
+// node's sequence number as token A's late write is rejected.
+func TestZooKeeperSession(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		lost bool
+	}{
+		{"testdata/zookeeper-pause.txt", true},
+		{"../model/scenarios/zookeeper-session.txt", false},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			c := reproduce(t, fileInput(t, tc.file), Options{})
+			if !c.Agree {
+				t.Fatalf("reality differs from the model:\n%s", c.Text())
+			}
+			if c.Real.LostUpdate != tc.lost || len(c.Real.Expired) == 0 {
+				t.Fatalf("want the session to expire and lost update %v:\n%s", tc.lost, c.Text())
+			}
+		})
+	}
+}

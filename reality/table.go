@@ -33,12 +33,14 @@ var (
 		{"Redlock, 5 redis-servers: pause after the vote", "no fencing", "redlock-pause", redlockers},
 		{"Redlock, 5 redis-servers: node killed and restarted without AOF", "no fencing", "redlock-restart", redlockers},
 		{"Redlock, 5 redis-servers: node killed and restarted with AOF", "no fencing", "reality/testdata/redlock-restart-aof.txt", redlockers},
+		{"ZooKeeper: the session expires during a pause", "no fencing", "reality/testdata/zookeeper-pause.txt", []string{ClientReference}},
+		{"ZooKeeper: the session expires during a pause", "fencing token (the node's sequence number) checked on reads and writes", "zookeeper-session", []string{ClientReference}},
 		{"primary + replica: failover before the key is replicated", "fencing token checked on reads and writes", "replica-failover", redisClients},
 		{"primary + replica: failover after a replicate step", "fencing token checked on reads and writes", "reality/testdata/replica-replicated.txt", redisClients},
 	}
 )
 
-//go:embed testdata/redlock-restart-aof.txt testdata/replica-replicated.txt
+//go:embed testdata/redlock-restart-aof.txt testdata/replica-replicated.txt testdata/zookeeper-pause.txt
 var tableFiles embed.FS
 
 // TableCommand is the command that prints the table.

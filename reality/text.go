@@ -3,6 +3,7 @@ package reality
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"lockcheck/model"
@@ -46,7 +47,10 @@ func (c *Comparison) Text() string {
 		name += " = " + c.Design
 	}
 	fmt.Fprintf(&b, "reproduce %s (design %s)\n", c.Source, name)
-	if d.Lock == model.LockEtcd {
+	if d.Lock == model.LockZooKeeper {
+		fmt.Fprintf(&b, "real: ZooKeeper (standalone, tickTime 10ms, lock nodes %s/X-<seq>), storage on %s; one tick = %dms; session %d ticks → session timeout %dms (half a tick short)\n",
+			zkDir, c.Server, c.TickMS, d.SessionTicks, TTL(d.SessionTicks, time.Duration(c.TickMS)*time.Millisecond).Milliseconds())
+	} else if d.Lock == model.LockEtcd {
 		fmt.Fprintf(&b, "real: etcd (embedded, lock key %s), storage on %s; one tick = %dms; TTL %d ticks → lease TTL %ds (half a tick short: expiry, up to 0.5s late in etcd, falls between two ticks' requests)\n",
 			EtcdLockKey, c.Server, c.TickMS, d.TTLTicks, c.PXMS/1000)
 		if c.TokenOffset != 0 && d.Fence != model.FenceNone {
@@ -102,6 +106,9 @@ func (c *Comparison) Text() string {
 	key := "GET " + LockKey
 	if d.Lock == model.LockEtcd {
 		key = "a get of " + EtcdLockKey
+	}
+	if d.Lock == model.LockZooKeeper {
+		key = "the lowest node under " + zkDir
 	}
 	b.WriteString("\nreal timeline (the key as " + key + " saw it after every step)\n")
 	b.WriteString(model.RenderTimeline(&model.Run{Design: *d, Timeline: c.Real.Timeline}))
