@@ -276,6 +276,9 @@ type Design struct {
 	TimeoutTicks    int // ticks a client waits for a reply before it resends the request (0: for ever)
 	ClientJumps     int // fault budget: jumps of a client's own clock
 	ClientJumpTicks int // how far a client's clock jumps (negative: back, so it thinks less time passed)
+
+	StorageFailovers int // fault budget: the storage fails over to its lagging replica
+	StaleReads       int // fault budget: reads served by the storage's lagging replica
 }
 
 // axis describes one path segment or parameter that takes a word.
@@ -416,6 +419,8 @@ var intParams = []intParam{
 	{"timeout", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.TimeoutTicks }, "ticks a client waits for a reply before it resends (0: for ever)"},
 	{"client-jumps", 0, 2, 0, func(d *Design) *int { return &d.ClientJumps }, "fault budget: jumps of a client's own clock (check=validity, redlock)"},
 	{"client-jump", -MaxWaitTicks, MaxWaitTicks, -5, func(d *Design) *int { return &d.ClientJumpTicks }, "ticks a client's clock jumps (negative: back, it thinks less time passed)"},
+	{"storage-failovers", 0, 1, 0, func(d *Design) *int { return &d.StorageFailovers }, "fault budget: the storage fails over to its asynchronous replica (what it had not received is lost, the highest token too)"},
+	{"stale-reads", 0, 2, 0, func(d *Design) *int { return &d.StaleReads }, "fault budget: reads served by the storage's lagging replica (writes still go to the primary)"},
 }
 
 // kindParams lists, for the parameters that only make sense for some lock

@@ -37,7 +37,8 @@
 // lock_zookeeper.go and lock_db.go (what acquire, release, renew and expiry
 // mean there, and their words); each fault family has its own file
 // (fault_client.go, fault_network.go, fault_node.go: guard, effect, words);
-// storage.go is the storage's checks. A new lock service or fault is one
+// storage.go is the storage: its checks and its faults (failover to a
+// lagging replica, stale reads). A new lock service or fault is one
 // file, one story in scenarios/ and one catalogue row.
 //
 // Scenario files (scenarios/*.txt, ParseScenario) write traces in the same

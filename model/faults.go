@@ -80,6 +80,9 @@ func (d Design) faultsApply() error {
 	if d.ClientJumps > 0 && !usesClientClock(&d) {
 		return designErr("design parameter client-jumps applies only to check=validity or lock redlock (a client that reads its clock)")
 	}
+	if storageFaults(&d) && d.Lock == LockDB {
+		return designErr("design parameters storage-failovers and stale-reads do not apply to lock db: the counter is in the lock's own database")
+	}
 	switch d.Partition {
 	case PartitionNode, PartitionMinority:
 		if d.Lock != LockRedlock {
@@ -167,6 +170,12 @@ func BudgetText(d *Design) string {
 	}
 	if d.ClientJumps > 0 {
 		faults = append(faults, budgetWords(d.ClientJumps, "client clock jump", "client clock jumps")+fmt.Sprintf(" of %+d ticks", d.ClientJumpTicks))
+	}
+	if d.StorageFailovers > 0 {
+		faults = append(faults, budgetWords(d.StorageFailovers, "storage failover", "storage failovers"))
+	}
+	if d.StaleReads > 0 {
+		faults = append(faults, budgetWords(d.StaleReads, "stale read", "stale reads")+" (from the storage's lagging replica)")
 	}
 	return strings.Join(faults, ", ")
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func TestStateHasNoPadding(t *testing.T) {
-	fields := MaxClients*int(unsafe.Sizeof(Client{})) + MaxNodes*int(unsafe.Sizeof(Node{})) + int(unsafe.Sizeof(Storage{})) + 12
+	fields := MaxClients*int(unsafe.Sizeof(Client{})) + MaxNodes*int(unsafe.Sizeof(Node{})) + int(unsafe.Sizeof(Storage{})) + int(unsafe.Sizeof(StorageReplica{})) + 12
 	require.Equal(t, fields, stateSize)
 	require.Equal(t, 16, int(unsafe.Sizeof(Client{})))
 	require.Equal(t, 6, int(unsafe.Sizeof(Node{})))
@@ -61,6 +61,9 @@ func TestBadDesignNames(t *testing.T) {
 		"db/cad/rw/plain":                        "fence rw is not available for lock db (allowed: none)",
 		"zookeeper/del/none/plain":               "release del is not available for lock zookeeper (allowed: cad)",
 		"etcd/cad/none/plain,acquire=incr-after": "acquire does not apply to lock etcd",
+		"db/cad/none/plain,storage-failovers=1":  "storage-failovers and stale-reads do not apply to lock db",
+		"db/cad/none/plain,stale-reads=1":        "storage-failovers and stale-reads do not apply to lock db",
+		"redis/cad/rw/plain,stale-reads=3":       "stale-reads=\"3\": want a whole number from 0 to 2",
 	}
 	for name, want := range cases {
 		_, err := ParseDesign(name)
@@ -74,7 +77,8 @@ func FuzzParseDesign(f *testing.F) {
 	for _, s := range []string{"redis/cad/rw/max-token", "demo2,clients=2", "redis/del/none/plain,work=12,bug=cad-no-check", "a/b/c/d,x=1", ",,,", "redis/cad/rw/plain,ttl=99999999999999999999", "redis/cad/none/plain,ttl=30,max-pause=35", "demo2,ttl=45,horizon=40", "zookeeper/cad/none/plain,session=30,work=9",
 		"redlock/cad/none/plain,partition=minority,clients=2,partitions=2", "replica/cad/none/plain,partition=primary,partitions=1",
 		"redis/del/none/plain,losses=1,timeout=3,lose-at=release", "redis/cad/none/plain,check=validity,pause-at=check,client-jumps=1,client-jump=-7",
-		"redis/cad/none/plain,delays=1,delay-at=acquire,timeout=2", "db/cad/none/plain,partition=storage,partitions=1", "redis/cad/none/plain,crash-at=expire"} {
+		"redis/cad/none/plain,delays=1,delay-at=acquire,timeout=2", "db/cad/none/plain,partition=storage,partitions=1", "redis/cad/none/plain,crash-at=expire",
+		"redis/cad/rw/max-token,storage-failovers=1", "redis/cad/none/cas,stale-reads=2", "db/cad/none/plain,stale-reads=1", "redis/cad/rw/max-token,storage-failovers=2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
@@ -97,7 +101,7 @@ func FuzzParseScenario(f *testing.F) {
 		text, _ := scenarioFiles.ReadFile("scenarios/demo" + string(rune('0'+n)) + ".txt")
 		f.Add(string(text))
 	}
-	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay"} {
+	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "stale-read"} {
 		text, _ := scenarioFiles.ReadFile("scenarios/" + n + ".txt")
 		f.Add(string(text))
 	}
@@ -124,7 +128,8 @@ func FuzzParseScenario(f *testing.F) {
 
 func FuzzParseAction(f *testing.F) {
 	for _, s := range []string{"tick", "A acquire", "B pause 14", "C crash", "H slow", "A pause 0", "I read",
-		"A partition 2", "A clock-jump", "clock-jump 3", "A lose", "B arrive", "partition 1", "A partition 9"} {
+		"A partition 2", "A clock-jump", "clock-jump 3", "A lose", "B arrive", "partition 1", "A partition 9",
+		"storage-sync", "storage-failover", "A stale-read", "A storage-failover", "stale-read"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

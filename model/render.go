@@ -34,6 +34,10 @@ func Describe(d *Design, st *StepRecord) string {
 		return at + describeNodeCrash(d, ev, int(a.Arg))
 	case ActClockJump:
 		return at + describeClockJump(d, ev, int(a.Arg))
+	case ActStorageSync:
+		return at + describeStorageSync(st)
+	case ActStorageFailover:
+		return at + describeStorageFailover(st)
 	}
 	return at + ClientName(int(a.Client)) + ": " + describeClientStep(d, st)
 }
@@ -111,7 +115,7 @@ func describeClientStep(d *Design, st *StepRecord) string {
 		return describeAcquire(d, st)
 	case ActExpire:
 		return describeExpire(d, ev)
-	case ActRead:
+	case ActRead, ActStaleRead:
 		return describeRead(d, st, unsafeNote(d, ev))
 	case ActWrite:
 		return describeWrite(d, st, unsafeNote(d, ev))

@@ -162,6 +162,8 @@ func RequestKind(d *Design, st *StepRecord) ActionKind {
 	case ActLose, ActDelay:
 		k, _ := mainStep(d, &st.Before, int(a.Client))
 		return k
+	case ActStaleRead:
+		return ActRead
 	case ActArrive:
 		switch {
 		case c.Phase == PhaseArrive:

@@ -83,13 +83,25 @@ type Storage struct {
 	Reserved uint8  // reserved (keeps State free of padding)
 }
 
+// StorageReplica is the storage's asynchronous replica (storage-failovers,
+// stale-reads): what it has received of the primary's row. Designs without
+// those faults leave it zero, so their states stay as many as before.
+type StorageReplica struct {
+	MaxTok     uint16 // the highest token it has seen
+	Counter    uint8  // the counter it has
+	Version    uint8  // the version it has (storage=cas)
+	FailedOver uint8  // storage failovers used
+	StaleReads uint8  // stale reads used
+}
+
 // State is the whole world: a comparable value, usable as a map key, copied
 // by assignment. Unused client and node slots stay zero.
 type State struct {
 	Clients     [MaxClients]Client
 	Nodes       [MaxNodes]Node
 	Store       Storage
-	Now         uint8 // the current tick
+	StoreCopy   StorageReplica // the storage's lagging replica (storage faults only)
+	Now         uint8          // the current tick
 	PausesUsed  uint8
 	SlowUsed    uint8
 	CrashesUsed uint8

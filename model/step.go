@@ -12,28 +12,31 @@ import (
 type ActionKind uint8
 
 const (
-	ActTick      ActionKind = iota // time moves one tick: keys expire, pauses end
-	ActAcquire                     // SET lock NX PX (with INCR when acquire=script); redlock: ask the next node
-	ActIncr                        // INCR lock:fence as its own request
-	ActExpire                      // EXPIRE lock TTL (acquire=set-expire)
-	ActCheck                       // check=validity: is there validity left?
-	ActRead                        // read the counter from storage
-	ActWrite                       // write read+1 to storage
-	ActArrive                      // a write held in the network reaches the storage
-	ActRelease                     // release: DEL, check-and-delete, the GET of get-del, db COMMIT
-	ActDel                         // the DEL of get-del
-	ActRenew                       // the watchdog (keep-alive) extends the TTL
-	ActPause                       // fault: freeze the client for Arg ticks
-	ActSlow                        // fault: the client's job is slow (work = slow-work)
-	ActCrash                       // fault: the client crashes for good
-	ActDelay                       // fault: hold the client's write in the network for Arg ticks
-	ActReplicate                   // replica: the replica catches up with the primary
-	ActFailover                    // fault: the replica is promoted, losing what it had not received
-	ActNodeCrash                   // fault: lock node Arg crashes (and restarts after restart ticks)
-	ActClockJump                   // fault: lock node Arg's clock jumps forward by jump ticks
-	ActLose                        // fault: the client's next request is applied but its reply is lost; it resends after timeout
-	ActPartition                   // fault: the client is cut off from group Arg (partition=) for partition-ticks
-	ActSkew                        // fault: the client's own clock jumps by client-jump ticks ("A clock-jump")
+	ActTick            ActionKind = iota // time moves one tick: keys expire, pauses end
+	ActAcquire                           // SET lock NX PX (with INCR when acquire=script); redlock: ask the next node
+	ActIncr                              // INCR lock:fence as its own request
+	ActExpire                            // EXPIRE lock TTL (acquire=set-expire)
+	ActCheck                             // check=validity: is there validity left?
+	ActRead                              // read the counter from storage
+	ActWrite                             // write read+1 to storage
+	ActArrive                            // a write held in the network reaches the storage
+	ActRelease                           // release: DEL, check-and-delete, the GET of get-del, db COMMIT
+	ActDel                               // the DEL of get-del
+	ActRenew                             // the watchdog (keep-alive) extends the TTL
+	ActPause                             // fault: freeze the client for Arg ticks
+	ActSlow                              // fault: the client's job is slow (work = slow-work)
+	ActCrash                             // fault: the client crashes for good
+	ActDelay                             // fault: hold the client's write in the network for Arg ticks
+	ActReplicate                         // replica: the replica catches up with the primary
+	ActFailover                          // fault: the replica is promoted, losing what it had not received
+	ActNodeCrash                         // fault: lock node Arg crashes (and restarts after restart ticks)
+	ActClockJump                         // fault: lock node Arg's clock jumps forward by jump ticks
+	ActLose                              // fault: the client's next request is applied but its reply is lost; it resends after timeout
+	ActPartition                         // fault: the client is cut off from group Arg (partition=) for partition-ticks
+	ActSkew                              // fault: the client's own clock jumps by client-jump ticks ("A clock-jump")
+	ActStorageSync                       // storage faults: the storage's replica catches up with its primary
+	ActStorageFailover                   // fault: the storage's replica is promoted, losing what it had not received
+	ActStaleRead                         // fault: the client's read is served by the storage's lagging replica
 	numActionKinds
 )
 
@@ -80,6 +83,10 @@ var actionTable = [numActionKinds]actionFacts{
 	ActLose:      {"lose", true, true, argNone},
 	ActPartition: {"partition", true, true, argGroup},
 	ActSkew:      {"clock-jump", true, true, argNone},
+
+	ActStorageSync:     {"storage-sync", false, false, argNone},
+	ActStorageFailover: {"storage-failover", false, true, argNone},
+	ActStaleRead:       {"stale-read", true, true, argNone},
 }
 
 func (k ActionKind) String() string {
@@ -105,7 +112,7 @@ func (k ActionKind) hasGroup() bool { return k < numActionKinds && actionTable[k
 // or the storage (one that the network can delay or lose the reply of).
 func (k ActionKind) isRequest() bool {
 	switch k {
-	case ActAcquire, ActIncr, ActExpire, ActRead, ActWrite, ActRelease, ActDel:
+	case ActAcquire, ActIncr, ActExpire, ActRead, ActWrite, ActRelease, ActDel, ActStaleRead:
 		return true
 	}
 	return false
@@ -351,12 +358,14 @@ func Actions(d *Design, s *State, buf []Action) []Action {
 			buf = crashActions(d, s, i, buf)
 			buf = loseActions(d, s, i, buf)
 			buf = skewActions(d, s, i, buf)
+			buf = staleReadActions(d, s, i, buf)
 		}
 		buf = partitionActions(d, s, i, buf) // a client may be cut off before it starts
 	}
 	if anyLive {
 		buf = replicaActions(d, s, buf)
 		buf = nodeFaultActions(d, s, buf)
+		buf = storageActions(d, s, buf)
 	}
 	if anyLive && int(s.Now) < d.HorizonTicks && (d.Clock == ClockFree || !anyStep) {
 		buf = append(buf, Action{Kind: ActTick})
@@ -427,6 +436,10 @@ func Step(d *Design, s State, a Action) (State, Event) {
 		skew(d, &s, int(a.Client))
 	case ActArrive:
 		arrive(d, &s, int(a.Client), &ev)
+	case ActStorageSync:
+		storageSync(&s, &ev)
+	case ActStorageFailover:
+		storageFailover(d, &s, &ev)
 	default:
 		clientStep(d, &s, a, &ev)
 	}
@@ -449,7 +462,10 @@ func clientStep(d *Design, s *State, a Action, ev *Event) {
 	case ActCheck:
 		check(d, s, i, ev)
 	case ActRead:
-		read(d, s, i, ev)
+		read(d, s, i, ev, false)
+	case ActStaleRead:
+		read(d, s, i, ev, true)
+		storageReplicaDone(d, s)
 	case ActWrite:
 		write(d, s, i, ev)
 	case ActRelease, ActDel:
@@ -481,8 +497,9 @@ func validityLeft(d *Design, s *State, c *Client) int {
 	return int(c.Since) + d.TTLTicks - d.DriftTicks - (int(s.Now) + int(c.Skew))
 }
 
-// read is the job's read of the counter, with its token when fence=rw.
-func read(d *Design, s *State, i int, ev *Event) {
+// read is the job's read of the counter, with its token when fence=rw;
+// stale: served by the storage's lagging replica (a stale-read fault).
+func read(d *Design, s *State, i int, ev *Event, stale bool) {
 	c := &s.Clients[i]
 	c.Flags &^= FlagChecked
 	if !HoldsLock(d, s, i) {
@@ -497,19 +514,29 @@ func read(d *Design, s *State, i int, ev *Event) {
 		c.Ready = c.Cut
 		return
 	}
-	if inTx(d) {
+	counter, version := s.Store.Counter, s.Store.Version
+	switch {
+	case stale:
+		s.StoreCopy.StaleReads++
+		if !replicaRead(d, &s.StoreCopy, tok) {
+			ev.Result, ev.MaxTok = ResRejected, s.StoreCopy.MaxTok
+			c.Phase = PhaseRelease
+			return
+		}
+		counter, version = s.StoreCopy.Counter, s.StoreCopy.Version
+	case inTx(d):
 		if !txAccess(d, s, i) { // the session was killed: the SELECT fails
 			ev.Result = ResRejected
 			c.Phase = PhaseRelease
 			return
 		}
-	} else if !storageRead(d, &s.Store, tok) {
+	case !storageRead(d, &s.Store, tok):
 		ev.Result, ev.MaxTok = ResRejected, s.Store.MaxTok
 		c.Phase = PhaseRelease
 		return
 	}
-	ev.Result, ev.Value = ResAccepted, s.Store.Counter
-	c.Read, c.Version = s.Store.Counter, s.Store.Version
+	ev.Result, ev.Value = ResAccepted, counter
+	c.Read, c.Version = counter, version
 	c.Phase = PhaseWrite
 	if d.Reenter != ReenterNone {
 		c.Phase = PhaseReenter

@@ -3,7 +3,89 @@ package model
 import "fmt"
 
 // storage.go: the database that holds the counter, and what it checks of
-// the fencing tokens (storage=plain, max-token, max-write, cond-update, cas).
+// the fencing tokens (storage=plain, max-token, max-write, cond-update, cas);
+// and the storage's own faults, each drawn from its budget: a failover to
+// its asynchronous replica, which has only what it received (the highest
+// token too: fencing state lost), and reads served by that lagging replica
+// while fenced writes go to the primary (storage-failovers, stale-reads).
+
+// storageFaults reports whether the design has a storage replica at all.
+func storageFaults(d *Design) bool { return d.StorageFailovers > 0 || d.StaleReads > 0 }
+
+// replicaLags reports whether the storage's replica differs from its primary.
+func replicaLags(s *State) bool {
+	r := &s.StoreCopy
+	return r.MaxTok != s.Store.MaxTok || r.Counter != s.Store.Counter || r.Version != s.Store.Version
+}
+
+// storageActions are the storage replica's catching up and the storage
+// failover, offered while a storage fault is left in the budget and the
+// replica lags (a failover to an equal replica changes nothing).
+func storageActions(d *Design, s *State, buf []Action) []Action {
+	r := &s.StoreCopy
+	failLeft := int(r.FailedOver) < d.StorageFailovers
+	if !failLeft && int(r.StaleReads) >= d.StaleReads || !replicaLags(s) {
+		return buf
+	}
+	buf = append(buf, Action{Kind: ActStorageSync})
+	if failLeft {
+		buf = append(buf, Action{Kind: ActStorageFailover})
+	}
+	return buf
+}
+
+// staleReadActions: client i's read, due now, is served by the lagging replica.
+func staleReadActions(d *Design, s *State, i int, buf []Action) []Action {
+	if int(s.StoreCopy.StaleReads) >= d.StaleReads || !replicaLags(s) || !reachStorage(d, s, i) {
+		return buf
+	}
+	if k, ok := mainStep(d, s, i); ok && k == ActRead {
+		buf = append(buf, Action{Kind: ActStaleRead, Client: uint8(i)})
+	}
+	return buf
+}
+
+// storageSync: the storage's replica catches up with the primary.
+func storageSync(s *State, ev *Event) {
+	r := &s.StoreCopy
+	r.MaxTok, r.Counter, r.Version = s.Store.MaxTok, s.Store.Counter, s.Store.Version
+	ev.Result, ev.Value, ev.Token = ResOK, r.Counter, r.MaxTok
+}
+
+// storageFailover: the storage's primary dies and its replica is promoted
+// with what it had: accepted writes and the highest token it had not
+// received are gone. A new replica starts from the new primary.
+func storageFailover(d *Design, s *State, ev *Event) {
+	r := &s.StoreCopy
+	r.FailedOver++
+	ev.Value, ev.Token = s.Store.Counter, s.Store.MaxTok
+	s.Store.MaxTok, s.Store.Counter, s.Store.Version = r.MaxTok, r.Counter, r.Version
+	ev.Result = ResOK
+	storageReplicaDone(d, s)
+}
+
+// storageReplicaDone forgets the replica once no storage fault is left, so
+// that states differing only in it merge.
+func storageReplicaDone(d *Design, s *State) {
+	r := &s.StoreCopy
+	if int(r.FailedOver) >= d.StorageFailovers && int(r.StaleReads) >= d.StaleReads {
+		r.MaxTok, r.Counter, r.Version = 0, 0, 0
+	}
+}
+
+// replicaRead checks a read with token tok (0: none) at the replica: it
+// refuses a token below the highest it has seen but records nothing (a
+// replica takes no writes).
+func replicaRead(d *Design, r *StorageReplica, tok uint16) bool {
+	if tok == 0 || d.Bug == BugNoTokenCheck {
+		return true
+	}
+	switch d.Storage {
+	case StorageMaxToken, StorageMaxWrite:
+		return tok >= r.MaxTok
+	}
+	return true
+}
 
 // sentToken is the token the client sends with a read or a write, 0 for none.
 func sentToken(d *Design, c *Client, read bool) uint16 {
@@ -95,10 +177,33 @@ func describeRead(d *Design, st *StepRecord, unsafe string) string {
 	if ev.Result == ResUnreachable {
 		return s + fmt.Sprintf("error: cut off from the storage (a partition); it retries until it gets through (t=%d)", st.After.Clients[st.Action.Client].Ready)
 	}
+	if st.Action.Kind == ActStaleRead {
+		s = "read counter" + tokenNote(ev.Token) + " from the storage's lagging replica → "
+		if ev.Result == ResRejected {
+			return s + fmt.Sprintf("rejected: %d < %d (the replica's highest token)", ev.Token, ev.MaxTok) + unsafe
+		}
+		return s + fmt.Sprintf("%d (the primary has %d)", ev.Value, st.After.Store.Counter) + unsafe
+	}
 	if ev.Result == ResRejected {
 		return s + storageRefusal(d, st.Action, ev) + unsafe
 	}
 	return s + fmt.Sprint(ev.Value) + unsafe
+}
+
+func describeStorageSync(st *StepRecord) string {
+	return fmt.Sprintf("storage replica: catches up with the primary (counter %d, highest token %d)", st.Event.Value, st.Event.Token)
+}
+
+func describeStorageFailover(st *StepRecord) string {
+	ev, b, a := &st.Event, &st.Before.Store, &st.After.Store
+	s := fmt.Sprintf("storage failover: the primary dies, its replica is promoted with counter %d", a.Counter)
+	if b.Counter != a.Counter {
+		s += fmt.Sprintf(" (the primary had %d: an accepted write is lost)", ev.Value)
+	}
+	if b.MaxTok != a.MaxTok {
+		s += fmt.Sprintf(" and highest token %d (the primary had seen %d: fencing state lost)", a.MaxTok, ev.Token)
+	}
+	return s
 }
 
 func describeWrite(d *Design, st *StepRecord, unsafe string) string {
