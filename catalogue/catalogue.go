@@ -92,6 +92,10 @@ var Entries = []Entry{
 	{"redis/cad/rw/max-token,storage-failovers=1", "the storage fails over to a replica that has not seen the highest token"},
 	{"redis/cad/rw/max-token,pauses=0,stale-reads=1", "a read from a lagging storage replica: every token checks out, an update is lost"},
 	{"redis/cad/none/cas,pauses=0,stale-reads=1", "compare-and-set refuses the write after a stale read"},
+	// fencing for every service: an external counter beside Redlock and db
+	{"redlock/cad/rw/max-token,counter=external,clients=2,nodes=3", "Redlock plus an external fencing counter: lock-unsafe, data-safe"},
+	{"redlock/cad/rw/max-token,counter=external,clients=2,nodes=3,counter-crashes=1", "the fencing counter restarts empty: tokens repeat"},
+	{"db/cad/rw/max-token,tx=outside,counter=external", "a row lock's work outside its transaction, fenced by an external counter"},
 }
 
 // Names lists the entries' names.

@@ -582,6 +582,14 @@ var knobs = []knob{
 			}
 			return 1, "a nested plain SET NX"
 		}),
+	wordKnob("counter", words(func(i int) model.CounterMode { return model.CounterMode(i) }),
+		func(d *model.Design) string { return d.Counter.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "external" {
+				return 2, "take the fencing token from a separate counter node (one more request per acquire, one more server to run)"
+			}
+			return 1, "no separate fencing counter"
+		}),
 	intKnob("ttl", func(d *model.Design) *int { return &d.TTLTicks },
 		func(c int, d *model.Design) []int { return []int{c + (c+1)/2, 2 * c, 3 * c, 4 * c, 6 * c} },
 		func(d *model.Design, from, to int) (int, string) {

@@ -195,6 +195,20 @@ const (
 	numPartitionModes
 )
 
+// CounterMode is where the fencing token comes from.
+type CounterMode uint8
+
+const (
+	// CounterService: the lock service's own counter (INCR lock:fence, etcd's
+	// revision, ZooKeeper's sequence); Redlock and a db row lock have none.
+	CounterService CounterMode = iota
+	// CounterExternal: a separate single Redis node whose INCR fence the
+	// client sends after it has won the lock (redlock, db), with its own
+	// crashes (counter-crashes: it restarts empty).
+	CounterExternal
+	numCounterModes
+)
+
 // Place restricts where a fault may fall: right before the client's next
 // step of that kind (PlaceAny: anywhere).
 type Place uint8
@@ -238,6 +252,7 @@ type Design struct {
 	Wait    WaitMode    // redis, replica
 	Tx      TxMode      // db
 	Reenter ReenterMode // redis, replica
+	Counter CounterMode // redlock, db: where the fencing token comes from
 	Bug     Bug         // a planted bug (testing the testers); BugNone in real designs
 
 	Partition PartitionMode // what a partition cuts a client off from
@@ -279,6 +294,7 @@ type Design struct {
 
 	StorageFailovers int // fault budget: the storage fails over to its lagging replica
 	StaleReads       int // fault budget: reads served by the storage's lagging replica
+	CounterCrashes   int // fault budget: the external fencing counter restarts empty (counter=external)
 }
 
 // axis describes one path segment or parameter that takes a word.
@@ -348,6 +364,10 @@ var (
 		"token-checking storage records tokens but never refuses",
 		"max-token storage forgets the tokens of reads",
 		"keys live one tick less than their TTL (off by one)",
+	}}
+	counterAxis = axis{"counter", []string{"service", "external"}, []string{
+		"the fencing token is the lock service's own counter (default; redlock and db have none)",
+		"redlock, db: a separate counter node, INCR fence after the lock is won (its crashes: counter-crashes)",
 	}}
 	partitionAxis = axis{"partition", []string{"service", "node", "minority", "storage", "primary"}, []string{
 		"a partition cuts the client off from the whole lock service (default)",
@@ -420,6 +440,7 @@ var intParams = []intParam{
 	{"client-jumps", 0, 2, 0, func(d *Design) *int { return &d.ClientJumps }, "fault budget: jumps of a client's own clock (check=validity, redlock)"},
 	{"client-jump", -MaxWaitTicks, MaxWaitTicks, -5, func(d *Design) *int { return &d.ClientJumpTicks }, "ticks a client's clock jumps (negative: back, it thinks less time passed)"},
 	{"storage-failovers", 0, 1, 0, func(d *Design) *int { return &d.StorageFailovers }, "fault budget: the storage fails over to its asynchronous replica (what it had not received is lost, the highest token too)"},
+	{"counter-crashes", 0, 2, 0, func(d *Design) *int { return &d.CounterCrashes }, "fault budget: the external fencing counter's node crashes and restarts empty (counter=external)"},
 	{"stale-reads", 0, 2, 0, func(d *Design) *int { return &d.StaleReads }, "fault budget: reads served by the storage's lagging replica (writes still go to the primary)"},
 }
 
@@ -440,6 +461,7 @@ var kindParams = map[string][]LockKind{
 	"session":      {LockZooKeeper},
 	"tx":           {LockDB},
 	"reenter":      {LockRedis, LockReplica},
+	"counter":      {LockRedlock, LockDB},
 }
 
 // kindReleases and kindFences restrict the path parts by lock service.
@@ -478,6 +500,7 @@ func (m CheckMode) String() string     { return word(checkAxis, int(m)) }
 func (m WaitMode) String() string      { return word(waitAxis, int(m)) }
 func (m TxMode) String() string        { return word(txAxis, int(m)) }
 func (m ReenterMode) String() string   { return word(reenterAxis, int(m)) }
+func (m CounterMode) String() string   { return word(counterAxis, int(m)) }
 func (m PartitionMode) String() string { return word(partitionAxis, int(m)) }
 func (p Place) String() string         { return word(pauseAtAxis, int(p)) }
 
@@ -520,6 +543,9 @@ func (d Design) Name() string {
 	}
 	if d.Reenter != ReenterNone {
 		b.WriteString(",reenter=" + d.Reenter.String())
+	}
+	if d.Counter != CounterService {
+		b.WriteString(",counter=" + d.Counter.String())
 	}
 	if d.Bug != BugNone {
 		b.WriteString(",bug=" + d.Bug.String())
@@ -651,6 +677,10 @@ func (d *Design) set(k, v string) error {
 		i, err := reenterAxis.parse(v)
 		d.Reenter = ReenterMode(i)
 		return err
+	case "counter":
+		i, err := counterAxis.parse(v)
+		d.Counter = CounterMode(i)
+		return err
 	case "partition":
 		i, err := partitionAxis.parse(v)
 		d.Partition = PartitionMode(i)
@@ -682,7 +712,7 @@ func (d Design) Validate() error {
 	if int(d.Lock) >= int(numLockKinds) || int(d.Acquire) >= int(numAcquireModes) || int(d.Release) >= int(numReleaseModes) ||
 		int(d.Fence) >= int(numFenceModes) || int(d.Storage) >= int(numStorageModes) || int(d.Clock) >= int(numClockModes) || int(d.Bug) >= int(numBugs) ||
 		int(d.Quorum) >= int(numQuorums) || int(d.Check) >= int(numCheckModes) || int(d.Wait) >= int(numWaitModes) || int(d.Tx) >= int(numTxModes) ||
-		int(d.Reenter) >= int(numReenterModes) || int(d.Partition) >= int(numPartitionModes) ||
+		int(d.Reenter) >= int(numReenterModes) || int(d.Counter) >= int(numCounterModes) || int(d.Partition) >= int(numPartitionModes) ||
 		int(d.PauseAt) >= int(numPlaces) || int(d.DelayAt) >= int(numPlaces) || int(d.LoseAt) >= int(numPlaces) || int(d.CrashAt) >= int(numPlaces) {
 		return designErr("design has an axis value out of range")
 	}
@@ -698,8 +728,8 @@ func (d Design) Validate() error {
 			}
 		}
 	}
-	words := map[string]bool{"acquire": d.Acquire != AcquireScript, "quorum": d.Quorum != QuorumMajority, "wait": d.Wait != WaitPoll, "tx": d.Tx != TxInside, "reenter": d.Reenter != ReenterNone}
-	for _, k := range []string{"acquire", "quorum", "wait", "tx", "reenter"} {
+	words := map[string]bool{"acquire": d.Acquire != AcquireScript, "quorum": d.Quorum != QuorumMajority, "wait": d.Wait != WaitPoll, "tx": d.Tx != TxInside, "reenter": d.Reenter != ReenterNone, "counter": d.Counter != CounterService}
+	for _, k := range []string{"acquire", "quorum", "wait", "tx", "reenter", "counter"} {
 		if words[k] {
 			if err := d.applies(k); err != nil {
 				return err
@@ -709,8 +739,14 @@ func (d Design) Validate() error {
 	if rs, ok := kindReleases[d.Lock]; ok && !containsRelease(rs, d.Release) {
 		return designErr("release %s is not available for lock %s (allowed: %s)", d.Release, d.Lock, joinWords(rs))
 	}
-	if fs, ok := kindFences[d.Lock]; ok && !containsFence(fs, d.Fence) {
-		return designErr("fence %s is not available for lock %s (allowed: %s)", d.Fence, d.Lock, joinWords(fs))
+	if fs, ok := kindFences[d.Lock]; ok && !containsFence(fs, d.Fence) && d.Counter != CounterExternal {
+		return designErr("fence %s is not available for lock %s (allowed: %s; or counter=external for a separate fencing counter)", d.Fence, d.Lock, joinWords(fs))
+	}
+	if d.Counter == CounterExternal && d.Fence == FenceNone {
+		return designErr("counter=external needs fence=write or rw: with fence=none no token is taken")
+	}
+	if d.Counter == CounterExternal && inTx(&d) {
+		return designErr("counter=external does not apply to db with tx=inside: its writes go through the lock's transaction, which checks no token (use tx=outside)")
 	}
 	return d.faultsApply()
 }
@@ -756,7 +792,7 @@ func joinWords[T fmt.Stringer](xs []T) string {
 }
 
 func paramNames() string {
-	names := []string{"acquire", "clock", "quorum", "check", "wait", "tx", "reenter", "bug", "partition", "pause-at", "delay-at", "lose-at", "crash-at"}
+	names := []string{"acquire", "clock", "quorum", "check", "wait", "tx", "reenter", "counter", "bug", "partition", "pause-at", "delay-at", "lose-at", "crash-at"}
 	for _, p := range intParams {
 		names = append(names, p.name)
 	}
@@ -776,7 +812,7 @@ func clip(s string) string {
 func DescribeAxes() string {
 	var b strings.Builder
 	b.WriteString("A design name is lock/release/fence/storage[,key=value…], e.g. redis/cad/rw/max-token,ttl=10,work=2\n\n")
-	for _, a := range []axis{lockAxis, releaseAxis, fenceAxis, storageAxis, acquireAxis, clockAxis, quorumAxis, checkAxis, waitAxis, txAxis, reenterAxis, partitionAxis, pauseAtAxis, delayAtAxis, loseAtAxis, crashAtAxis, bugAxis} {
+	for _, a := range []axis{lockAxis, releaseAxis, fenceAxis, storageAxis, acquireAxis, clockAxis, quorumAxis, checkAxis, waitAxis, txAxis, reenterAxis, counterAxis, partitionAxis, pauseAtAxis, delayAtAxis, loseAtAxis, crashAtAxis, bugAxis} {
 		kind := "path part"
 		if a.name != "lock" && a.name != "release" && a.name != "fence" && a.name != "storage" {
 			kind = "parameter " + a.name + "=…, default " + a.values[0]

@@ -80,6 +80,9 @@ func (d Design) faultsApply() error {
 	if d.ClientJumps > 0 && !usesClientClock(&d) {
 		return designErr("design parameter client-jumps applies only to check=validity or lock redlock (a client that reads its clock)")
 	}
+	if d.CounterCrashes > 0 && d.Counter != CounterExternal {
+		return designErr("design parameter counter-crashes applies only with counter=external (redlock, db)")
+	}
 	if storageFaults(&d) && d.Lock == LockDB {
 		return designErr("design parameters storage-failovers and stale-reads do not apply to lock db: the counter is in the lock's own database")
 	}
@@ -110,7 +113,7 @@ func (d Design) placeApplies(name string, p Place) error {
 	ok := true
 	switch p {
 	case PlaceIncr:
-		ok = d.Acquire == AcquireIncrBefore || d.Acquire == AcquireIncrAfter
+		ok = d.Acquire == AcquireIncrBefore || d.Acquire == AcquireIncrAfter || d.Counter == CounterExternal
 	case PlaceExpire:
 		ok = d.Acquire == AcquireSetExpire
 	case PlaceCheck:
@@ -124,7 +127,7 @@ func (d Design) placeApplies(name string, p Place) error {
 	return nil
 }
 
-var placeNeeds = [numPlaces]string{PlaceIncr: "acquire=incr-before or incr-after", PlaceExpire: "acquire=set-expire",
+var placeNeeds = [numPlaces]string{PlaceIncr: "acquire=incr-before or incr-after, or counter=external", PlaceExpire: "acquire=set-expire",
 	PlaceCheck: "check=validity, and the check is no request: pause-at or crash-at only", PlaceDel: "release get-del"}
 
 // BudgetText is the design's fault budget in words, for the bounds line of
@@ -170,6 +173,9 @@ func BudgetText(d *Design) string {
 	}
 	if d.ClientJumps > 0 {
 		faults = append(faults, budgetWords(d.ClientJumps, "client clock jump", "client clock jumps")+fmt.Sprintf(" of %+d ticks", d.ClientJumpTicks))
+	}
+	if d.CounterCrashes > 0 {
+		faults = append(faults, budgetWords(d.CounterCrashes, "fencing-counter crash", "fencing-counter crashes")+" (restarting empty)")
 	}
 	if d.StorageFailovers > 0 {
 		faults = append(faults, budgetWords(d.StorageFailovers, "storage failover", "storage failovers"))

@@ -36,7 +36,7 @@ func keyAcquire(d *Design, s *State, i int, ev *Event) {
 	// revision (its create_revision), and a db row lock takes fence=none
 	switch d.Acquire {
 	case AcquireScript:
-		if d.Fence != FenceNone {
+		if d.Fence != FenceNone && !externalCounter(d) {
 			takeToken(key, c, ev)
 		}
 	case AcquireIncrAfter:

@@ -11,7 +11,7 @@ import (
 )
 
 func TestStateHasNoPadding(t *testing.T) {
-	fields := MaxClients*int(unsafe.Sizeof(Client{})) + MaxNodes*int(unsafe.Sizeof(Node{})) + int(unsafe.Sizeof(Storage{})) + int(unsafe.Sizeof(StorageReplica{})) + 12
+	fields := MaxClients*int(unsafe.Sizeof(Client{})) + MaxNodes*int(unsafe.Sizeof(Node{})) + int(unsafe.Sizeof(Storage{})) + int(unsafe.Sizeof(StorageReplica{})) + 2 + 12
 	require.Equal(t, fields, stateSize)
 	require.Equal(t, 16, int(unsafe.Sizeof(Client{})))
 	require.Equal(t, 6, int(unsafe.Sizeof(Node{})))
@@ -45,25 +45,29 @@ func TestDesignNamesRoundTrip(t *testing.T) {
 
 func TestBadDesignNames(t *testing.T) {
 	cases := map[string]string{
-		"":                                       "empty design name",
-		"redis/cad":                              "want 4 parts",
-		"etcdx/cad/rw/plain":                     `unknown lock "etcdx" (allowed: redis`,
-		"redis/nope/rw/plain":                    `unknown release "nope" (allowed: del, get-del, cad)`,
-		"redis/cad/both/plain":                   `unknown fence "both" (allowed: none, write, rw)`,
-		"redis/cad/rw/mongo":                     `unknown storage "mongo"`,
-		"redis/cad/rw/plain,clients=9":           "clients=\"9\": want a whole number from 1 to 8",
-		"redis/cad/rw/plain,ttl=x":               "ttl=\"x\"",
-		"redis/cad/rw/plain,color=red":           `unknown design parameter "color"`,
-		"redis/cad/rw/plain,ttl":                 "want key=value",
-		"redis/cad/rw/plain,ttl=1,ttl=2":         "given twice",
-		"redis/cad/rw/plain,acquire=lua":         `unknown acquire "lua"`,
-		"redis/cad/rw/plain,nodes=3":             "nodes does not apply to lock redis (it applies to: redlock)",
-		"db/cad/rw/plain":                        "fence rw is not available for lock db (allowed: none)",
-		"zookeeper/del/none/plain":               "release del is not available for lock zookeeper (allowed: cad)",
-		"etcd/cad/none/plain,acquire=incr-after": "acquire does not apply to lock etcd",
-		"db/cad/none/plain,storage-failovers=1":  "storage-failovers and stale-reads do not apply to lock db",
-		"db/cad/none/plain,stale-reads=1":        "storage-failovers and stale-reads do not apply to lock db",
-		"redis/cad/rw/plain,stale-reads=3":       "stale-reads=\"3\": want a whole number from 0 to 2",
+		"":                                         "empty design name",
+		"redis/cad":                                "want 4 parts",
+		"etcdx/cad/rw/plain":                       `unknown lock "etcdx" (allowed: redis`,
+		"redis/nope/rw/plain":                      `unknown release "nope" (allowed: del, get-del, cad)`,
+		"redis/cad/both/plain":                     `unknown fence "both" (allowed: none, write, rw)`,
+		"redis/cad/rw/mongo":                       `unknown storage "mongo"`,
+		"redis/cad/rw/plain,clients=9":             "clients=\"9\": want a whole number from 1 to 8",
+		"redis/cad/rw/plain,ttl=x":                 "ttl=\"x\"",
+		"redis/cad/rw/plain,color=red":             `unknown design parameter "color"`,
+		"redis/cad/rw/plain,ttl":                   "want key=value",
+		"redis/cad/rw/plain,ttl=1,ttl=2":           "given twice",
+		"redis/cad/rw/plain,acquire=lua":           `unknown acquire "lua"`,
+		"redis/cad/rw/plain,nodes=3":               "nodes does not apply to lock redis (it applies to: redlock)",
+		"db/cad/rw/plain":                          "fence rw is not available for lock db (allowed: none;",
+		"zookeeper/del/none/plain":                 "release del is not available for lock zookeeper (allowed: cad)",
+		"etcd/cad/none/plain,acquire=incr-after":   "acquire does not apply to lock etcd",
+		"db/cad/none/plain,storage-failovers=1":    "storage-failovers and stale-reads do not apply to lock db",
+		"db/cad/none/plain,stale-reads=1":          "storage-failovers and stale-reads do not apply to lock db",
+		"redlock/cad/none/plain,counter=external":  "counter=external needs fence=write or rw",
+		"db/cad/write/max-token,counter=external":  "counter=external does not apply to db with tx=inside",
+		"redis/cad/rw/max-token,counter=external":  "counter does not apply to lock redis",
+		"redlock/cad/none/plain,counter-crashes=1": "counter-crashes applies only with counter=external",
+		"redis/cad/rw/plain,stale-reads=3":         "stale-reads=\"3\": want a whole number from 0 to 2",
 	}
 	for name, want := range cases {
 		_, err := ParseDesign(name)
@@ -78,7 +82,8 @@ func FuzzParseDesign(f *testing.F) {
 		"redlock/cad/none/plain,partition=minority,clients=2,partitions=2", "replica/cad/none/plain,partition=primary,partitions=1",
 		"redis/del/none/plain,losses=1,timeout=3,lose-at=release", "redis/cad/none/plain,check=validity,pause-at=check,client-jumps=1,client-jump=-7",
 		"redis/cad/none/plain,delays=1,delay-at=acquire,timeout=2", "db/cad/none/plain,partition=storage,partitions=1", "redis/cad/none/plain,crash-at=expire",
-		"redis/cad/rw/max-token,storage-failovers=1", "redis/cad/none/cas,stale-reads=2", "db/cad/none/plain,stale-reads=1", "redis/cad/rw/max-token,storage-failovers=2"} {
+		"redis/cad/rw/max-token,storage-failovers=1", "redis/cad/none/cas,stale-reads=2", "db/cad/none/plain,stale-reads=1", "redis/cad/rw/max-token,storage-failovers=2",
+		"redlock/cad/rw/max-token,counter=external,counter-crashes=1", "db/cad/write/cond-update,tx=outside,counter=external", "redlock/cad/none/plain,counter=service"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
@@ -129,7 +134,7 @@ func FuzzParseScenario(f *testing.F) {
 func FuzzParseAction(f *testing.F) {
 	for _, s := range []string{"tick", "A acquire", "B pause 14", "C crash", "H slow", "A pause 0", "I read",
 		"A partition 2", "A clock-jump", "clock-jump 3", "A lose", "B arrive", "partition 1", "A partition 9",
-		"storage-sync", "storage-failover", "A stale-read", "A storage-failover", "stale-read"} {
+		"storage-sync", "storage-failover", "A stale-read", "counter-crash", "A counter-crash", "A storage-failover", "stale-read"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

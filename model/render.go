@@ -34,6 +34,8 @@ func Describe(d *Design, st *StepRecord) string {
 		return at + describeNodeCrash(d, ev, int(a.Arg))
 	case ActClockJump:
 		return at + describeClockJump(d, ev, int(a.Arg))
+	case ActCounterCrash:
+		return at + describeCounterCrash(st)
 	case ActStorageSync:
 		return at + describeStorageSync(st)
 	case ActStorageFailover:
@@ -103,6 +105,9 @@ func describeClientStep(d *Design, st *StepRecord) string {
 	case ActArrive:
 		return describeArrive(d, st)
 	case ActIncr:
+		if externalCounter(d) {
+			return describeCounterIncr(ev)
+		}
 		return describeIncr(ev)
 	case ActCheck:
 		if ev.Flags&EvGiveUp != 0 {

@@ -37,6 +37,7 @@ const (
 	ActStorageSync                       // storage faults: the storage's replica catches up with its primary
 	ActStorageFailover                   // fault: the storage's replica is promoted, losing what it had not received
 	ActStaleRead                         // fault: the client's read is served by the storage's lagging replica
+	ActCounterCrash                      // fault: the external fencing counter's node crashes and restarts empty
 	numActionKinds
 )
 
@@ -87,6 +88,7 @@ var actionTable = [numActionKinds]actionFacts{
 	ActStorageSync:     {"storage-sync", false, false, argNone},
 	ActStorageFailover: {"storage-failover", false, true, argNone},
 	ActStaleRead:       {"stale-read", true, true, argNone},
+	ActCounterCrash:    {"counter-crash", false, true, argNone},
 }
 
 func (k ActionKind) String() string {
@@ -358,14 +360,19 @@ func Actions(d *Design, s *State, buf []Action) []Action {
 			buf = crashActions(d, s, i, buf)
 			buf = loseActions(d, s, i, buf)
 			buf = skewActions(d, s, i, buf)
-			buf = staleReadActions(d, s, i, buf)
+			if d.StaleReads > 0 {
+				buf = staleReadActions(d, s, i, buf)
+			}
 		}
 		buf = partitionActions(d, s, i, buf) // a client may be cut off before it starts
 	}
 	if anyLive {
 		buf = replicaActions(d, s, buf)
 		buf = nodeFaultActions(d, s, buf)
-		buf = storageActions(d, s, buf)
+		if d.StorageFailovers > 0 || d.StaleReads > 0 || d.CounterCrashes > 0 { // storage.go, fence_counter.go
+			buf = storageActions(d, s, buf)
+			buf = counterActions(d, s, buf)
+		}
 	}
 	if anyLive && int(s.Now) < d.HorizonTicks && (d.Clock == ClockFree || !anyStep) {
 		buf = append(buf, Action{Kind: ActTick})
@@ -440,6 +447,8 @@ func Step(d *Design, s State, a Action) (State, Event) {
 		storageSync(&s, &ev)
 	case ActStorageFailover:
 		storageFailover(d, &s, &ev)
+	case ActCounterCrash:
+		counterCrash(d, &s, &ev)
 	default:
 		clientStep(d, &s, a, &ev)
 	}
@@ -454,7 +463,11 @@ func clientStep(d *Design, s *State, a Action, ev *Event) {
 	c.Flags |= FlagStarted
 	switch a.Kind {
 	case ActIncr:
-		incr(d, s, i, ev)
+		if externalCounter(d) {
+			counterIncr(s, i, ev)
+		} else {
+			incr(d, s, i, ev)
+		}
 	case ActAcquire:
 		acquire(d, s, i, ev)
 	case ActExpire:
@@ -623,6 +636,9 @@ func grant(d *Design, s *State, i int) {
 	c := &s.Clients[i]
 	c.Flags |= FlagBelieves
 	c.Phase = PhaseRead
+	if externalCounter(d) {
+		c.Phase = PhaseIncr // next: INCR fence on the counter node
+	}
 	if d.RenewTicks > 0 {
 		c.Timer = s.Now + uint8(d.RenewTicks)
 	}
