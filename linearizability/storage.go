@@ -245,18 +245,23 @@ func storageHistory(r *model.Run) []porcupine.Operation {
 	for k := range r.Steps {
 		st := &r.Steps[k]
 		a := st.Action
-		if a.Kind != model.ActRead && a.Kind != model.ActWrite {
+		// a read or write as the storage saw it: also a held one when it
+		// arrives, a stray first copy, one whose reply was lost; not one
+		// that a partition kept from the storage, nor the step that sent
+		// a held one
+		kind := model.RequestKind(&r.Design, st)
+		if (kind != model.ActRead && kind != model.ActWrite) || a.Kind == model.ActDelay || st.Event.Result == model.ResUnreachable {
 			continue
 		}
 		ev := &st.Event
 		i := int(a.Client)
-		call := storageCall{Client: i, Write: a.Kind == model.ActWrite, Token: int(ev.Token),
+		call := storageCall{Client: i, Write: kind == model.ActWrite, Token: int(ev.Token),
 			Holder: int(ev.Other) - 1, Tick: int(ev.Now)}
 		ret := storageReturn{Accepted: ev.Result == model.ResAccepted}
 		if call.Write {
 			call.Value, call.Version = int(ev.Value), int(st.Before.Clients[i].Version)
 		} else if ret.Accepted {
-			ret.Value, ret.Version = int(ev.Value), int(st.After.Clients[i].Version)
+			ret.Value, ret.Version = int(ev.Value), int(st.Before.Store.Version) // (a lost reply's client never saw it)
 		}
 		if !ret.Accepted {
 			ret.MaxTok = int(ev.MaxTok)

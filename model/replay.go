@@ -132,6 +132,9 @@ func Replay(d *Design, trace []Action) (*Run, error) {
 	for _, k := range open {
 		if k >= 0 {
 			r.History[k].Outcome = OutcomePending
+			if r.History[k].Landed { // its write took effect; only the reply is still to come
+				r.History[k].Outcome = OutcomeOK
+			}
 		}
 	}
 	r.Final = s
@@ -212,6 +215,7 @@ func recordJob(d *Design, open []int, hist *[]Job, st *StepRecord) {
 		// applied, but its client saw no reply: its job goes on
 		if j != nil && ev.Result == ResAccepted && (kind == ActWrite || ev.Flags&EvCommit != 0) {
 			j.Wrote, j.Token, j.Landed = int(ev.Value), int(ev.Token), true
+			j.ReturnSeq, j.ReturnTick = seq, int(ev.Now) // took effect by now, whatever its client hears later
 		}
 		return
 	}
@@ -250,7 +254,12 @@ func recordJob(d *Design, open []int, hist *[]Job, st *StepRecord) {
 			end(OutcomeFailed)
 		}
 	case ActCrash:
-		if j != nil && st.Before.Clients[i].Phase != PhaseArrive {
+		switch c := &st.Before.Clients[i]; {
+		case j == nil || c.Phase == PhaseArrive:
+		case c.Stray != 0: // the first copy of its write is still on its way
+			j.Wrote = j.Read + 1
+			end(OutcomeUnknown)
+		default:
 			j.Wrote = j.Read + 1
 			end(OutcomeFailed)
 		}
