@@ -457,7 +457,7 @@ var kindParams = map[string][]LockKind{
 	"persist":      {LockRedis, LockReplica, LockRedlock},
 	"jumps":        {LockRedis, LockReplica, LockRedlock},
 	"jump":         {LockRedis, LockReplica, LockRedlock},
-	"renew":        {LockRedis, LockReplica, LockEtcd},
+	"renew":        {LockRedis, LockReplica, LockEtcd, LockRedlock},
 	"session":      {LockZooKeeper},
 	"tx":           {LockDB},
 	"reenter":      {LockRedis, LockReplica},

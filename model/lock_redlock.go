@@ -2,6 +2,41 @@ package model
 
 import "fmt"
 
+// redlockRenew is the watchdog's extension (redsync's Extend, Redisson's
+// renewal): PEXPIRE on every node it can reach whose key is still its own;
+// the lock is extended if a quorum was. A failed extension does not stop
+// the worker.
+func redlockRenew(d *Design, s *State, i int, ev *Event) {
+	c := &s.Clients[i]
+	c.Timer = s.Now + uint8(d.RenewTicks)
+	me := uint8(i + 1)
+	n := 0
+	for k := 0; k < d.Nodes; k++ {
+		key := &s.Nodes[k]
+		if key.Owner == me && key.Back == 0 && reach(d, s, i, k) {
+			key.Exp = keyEnd(d, s.Now)
+			n++
+		}
+	}
+	need := majority(d)
+	if d.Quorum == QuorumAll {
+		need = d.Nodes
+	}
+	ev.Value = uint8(n)
+	if n >= need {
+		ev.Result = ResOK
+	} else {
+		ev.Result = ResNoop
+	}
+}
+
+func describeRedlockRenew(d *Design, ev *Event) string {
+	if ev.Result == ResOK {
+		return fmt.Sprintf("watchdog: PEXPIRE %s %d on every node → extended on %d of %d (valid until t=%d)", LockKey, d.TTLTicks*1000, ev.Value, d.Nodes, int(ev.Now)+d.TTLTicks)
+	}
+	return fmt.Sprintf("watchdog: PEXPIRE on every node → extended on %d of %d, no quorum: the extension fails; the worker goes on", ev.Value, d.Nodes)
+}
+
 // lock_redlock.go: Redlock over N independent Redis nodes. A client asks the
 // nodes one by one, counts the votes, and holds the lock only with a quorum
 // won within the validity time (TTL − elapsed − drift); a lost attempt

@@ -83,7 +83,7 @@ func FuzzParseDesign(f *testing.F) {
 		"redis/del/none/plain,losses=1,timeout=3,lose-at=release", "redis/cad/none/plain,check=validity,pause-at=check,client-jumps=1,client-jump=-7",
 		"redis/cad/none/plain,delays=1,delay-at=acquire,timeout=2", "db/cad/none/plain,partition=storage,partitions=1", "redis/cad/none/plain,crash-at=expire",
 		"redis/cad/rw/max-token,storage-failovers=1", "redis/cad/none/cas,stale-reads=2", "db/cad/none/plain,stale-reads=1", "redis/cad/rw/max-token,storage-failovers=2",
-		"redlock/cad/rw/max-token,counter=external,counter-crashes=1", "db/cad/write/cond-update,tx=outside,counter=external", "redlock/cad/none/plain,counter=service"} {
+		"redlock/cad/rw/max-token,counter=external,counter-crashes=1", "db/cad/write/cond-update,tx=outside,counter=external", "redlock/cad/none/plain,counter=service", "redlock/cad/none/plain,renew=3,quorum=all"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {

@@ -100,8 +100,15 @@ func release(d *Design, s *State, i int, ev *Event) {
 	}
 }
 
-// renew is client i's watchdog renewal (redis, replica) or keep-alive (etcd).
-func renew(d *Design, s *State, i int, ev *Event) { keyRenew(d, s, i, ev) }
+// renew is client i's watchdog renewal (redis, replica, redlock) or
+// keep-alive (etcd).
+func renew(d *Design, s *State, i int, ev *Event) {
+	if d.Lock == LockRedlock {
+		redlockRenew(d, s, i, ev)
+		return
+	}
+	keyRenew(d, s, i, ev)
+}
 
 // unlock frees node 0's lock and wakes every waiting client.
 func unlock(d *Design, s *State, key *Node) {
@@ -228,8 +235,11 @@ func describeRelease(d *Design, st *StepRecord) string {
 }
 
 func describeRenew(d *Design, ev *Event) string {
-	if d.Lock == LockEtcd {
+	switch d.Lock {
+	case LockEtcd:
 		return describeKeepAlive(d, ev)
+	case LockRedlock:
+		return describeRedlockRenew(d, ev)
 	}
 	return describeWatchdog(d, ev)
 }
