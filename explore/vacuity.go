@@ -8,45 +8,58 @@ import (
 
 // HintMaxStates bounds each search of Hint: a probe that reaches it without
 // a witness counts as "not found".
-var HintMaxStates = 2_000_000
+var HintMaxStates = 4_000_000
 
-// Hint says how to make a vacuous verdict on d meaningful: the smallest
+// Hint says how to make a vacuous verdict on d meaningful: the least
 // max-pause (with pauses=1 when d has none) at which some lock expires or
 // is lost while its holder believes in it, found by search. Longer pauses
 // allow every behaviour of shorter ones, so the witness is monotone in
-// max-pause and a bisection between d's max-pause and the largest finds
-// the least; each probe stops at its first witness. A horizon at its
-// derived default follows the pause; a horizon given explicitly stays (and
-// may be what prevents the witness: the hint then says so).
+// max-pause: a first probe at the derived default (else at the largest
+// pause) finds a length that works, and a bisection down to d's own
+// max-pause finds the least; each probe stops at its first witness. A probe
+// cut short by HintMaxStates counts as not found, so the hint is the least
+// length found to work. A horizon at its derived default follows the pause;
+// a horizon given explicitly stays.
 func Hint(d model.Design, b Bounds) (string, error) {
 	pauses, lo := d.Pauses, d.MaxPauseTicks
 	if pauses == 0 {
 		pauses, lo = 1, 0
 	}
-	seen := func(m int) (bool, error) {
+	probe := func(m int) (seen, complete bool, err error) {
 		dd := model.WithPauses(d, pauses, m)
 		rep, err := Check(Config{Design: dd, Properties: []model.Property{model.LockLostProperty},
 			Bounds: Bounds{Symmetry: b.Symmetry, Workers: b.Workers, MaxStates: HintMaxStates}})
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
-		return rep.Results[0].Status == Seen, nil
+		return rep.Results[0].Status == Seen, rep.Stats.Complete, nil
 	}
-	hi := model.MaxWaitTicks
-	if lo >= hi {
-		return fmt.Sprintf("no pause can be longer than %d ticks: lengthen the work (slow=1) or shorten the TTL", hi), nil
+	top := model.MaxWaitTicks
+	if lo >= top {
+		return fmt.Sprintf("no pause can be longer than %d ticks: lengthen the work (slow=1) or shorten the TTL", top), nil
 	}
-	ok, err := seen(hi)
+	hi := min(max(model.DerivedMaxPause(&d), lo+1), top)
+	seen, complete, err := probe(hi)
 	if err != nil {
 		return "", err
 	}
-	if !ok {
-		return fmt.Sprintf("no pause of up to %d ticks makes a lock expire while held within horizon %d (or %s states): add another fault",
-			hi, model.WithPauses(d, pauses, hi).HorizonTicks, thousands(HintMaxStates)), nil
+	if !seen && hi < top {
+		hi = top
+		if seen, complete, err = probe(hi); err != nil {
+			return "", err
+		}
 	}
-	for hi-lo > 1 { // seen(hi), not seen(lo)
+	if !seen {
+		if complete {
+			return fmt.Sprintf("no pause of up to %d ticks makes a lock expire while held within horizon %d: add another fault",
+				top, model.WithPauses(d, pauses, top).HorizonTicks), nil
+		}
+		return fmt.Sprintf("no pause of up to %d ticks was found to make a lock expire while held within %s states of search",
+			top, thousands(HintMaxStates)), nil
+	}
+	for hi-lo > 1 { // seen at hi; not seen (or not found) at lo
 		mid := (lo + hi) / 2
-		ok, err := seen(mid)
+		ok, _, err := probe(mid)
 		if err != nil {
 			return "", err
 		}

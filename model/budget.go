@@ -160,3 +160,6 @@ func WithPauses(d Design, pauses, maxPause int) Design {
 	}
 	return d
 }
+
+// DerivedMaxPause is the max-pause d's TTL and work derive (the default).
+func DerivedMaxPause(d *Design) int { return derivedDefault(d, "max-pause", d.MaxPauseTicks) }

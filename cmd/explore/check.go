@@ -194,7 +194,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if peak == 0 {
 		peak = ms.Sys
 	}
-	if err := addHint(rep, a.bounds); err != nil {
+	if err := addHint(rep, a.bounds, stderr); err != nil {
 		return failUsage(stdout, stderr, "check", a.json, err.Error())
 	}
 	code := exitOK
@@ -580,7 +580,7 @@ func resultFaults(r explore.Result, rep *explore.Report) []string {
 // addHint appends to each vacuous verdict how to make it meaningful, found
 // by search (explore.Hint); the hint is the design's, shared by its
 // properties.
-func addHint(rep *explore.Report, b explore.Bounds) error {
+func addHint(rep *explore.Report, b explore.Bounds, stderr io.Writer) error {
 	hint := ""
 	for i := range rep.Results {
 		r := &rep.Results[i]
@@ -588,6 +588,7 @@ func addHint(rep *explore.Report, b explore.Bounds) error {
 			continue
 		}
 		if hint == "" {
+			fmt.Fprintln(stderr, "explore check: a verdict is vacuous: searching for the least pause that would test it")
 			h, err := explore.Hint(rep.Design, b)
 			if err != nil {
 				return err
