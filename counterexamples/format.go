@@ -3,31 +3,43 @@
 // the catalogue of designs whose counterexamples are checked in beside this
 // file, and the code that writes, parses back and replays them.
 //
-// A file is plain text, readable first: a header, the story step by step,
-// the seed's timeline, the outcome and the linearizability verdict. The
+// A file is plain text, readable first: a header whose first line is the
+// cause in one sentence, why (which faults the violation needs), the story
+// step by step, the seed's timeline, the outcome, the linearizability
+// verdict and, for the catalogue, what would have prevented it (the
+// nearest designs on which the property holds, from explore.Fix). The
 // trace itself is the last section, in the scenario-file vocabulary of
 // model.ParseScenario, so that `explore replay FILE` can run it again:
 //
 //	lockcheck counterexample
-//	design:       redis/cad/none/plain
+//	cause:        A paused for 10 ticks at t=1: A's key expired at t=11 …
+//	design:       redis/cad/none/plain,clients=1
 //	property:     exclusive: no client reads or writes storage while …
-//	violated at:  step 31 of 31, t=15
+//	violated at:  step 13 of 13, t=11
 //	found by:     breadth-first search, shortest, within bounds: …
+//	clients:      1 client, the fewest that show it (…)
 //	regenerate:   go run ./cmd/explore regen
 //	replay:       go run ./cmd/explore replay counterexamples/….txt
 //
+//	--- why ---
+//	faults in this trace (…):
+//	  step 4, t=1: A pause 10 (necessary: …)
 //	--- story ---
 //	t=1 A: SET lock:order-42 A:7c2e NX PX 10000 → OK
 //	…
+//	--- prevented ---
+//	…
 //	--- steps (scenario syntax, read back by explore replay) ---
-//	design redis/cad/none/plain
+//	design redis/cad/none/plain,clients=1
 //	A acquire
 //	tick 9
 //	…
 //	--- end ---
 //
 // Only the header and the steps section are read back; the readable
-// sections are compared with what the model tells now (File.Stale).
+// sections are compared with what the model tells now (File.Stale), except
+// the clients line and the prevented section, which come from searches that
+// only explore regen repeats.
 package counterexamples
 
 import (
@@ -55,29 +67,33 @@ const (
 
 // Header keys, in the order they are written.
 const (
+	keyCause      = "cause"
 	keyDesign     = "design"
 	keyPreset     = "preset"
 	keyProperty   = "property"
 	keyViolatedAt = "violated at"
 	keyFoundBy    = "found by"
+	keyClients    = "clients"
 	keyRegenerate = "regenerate"
 	keyReplay     = "replay"
 )
 
-var headerKeys = []string{keyDesign, keyPreset, keyProperty, keyViolatedAt, keyFoundBy, keyRegenerate, keyReplay}
+var headerKeys = []string{keyCause, keyDesign, keyPreset, keyProperty, keyViolatedAt, keyFoundBy, keyClients, keyRegenerate, keyReplay}
 
 // Readable sections, in the order they are written. The steps section
 // follows them, then the end line.
 const (
+	secWhy             = "why"
 	secStory           = "story"
 	secTimeline        = "timeline"
 	secOutcome         = "outcome"
 	secLinearizability = "linearizability"
+	secPrevented       = "prevented"
 	secSteps           = "steps"
 	secEnd             = "end"
 )
 
-var readableSections = []string{secStory, secTimeline, secOutcome, secLinearizability}
+var readableSections = []string{secWhy, secStory, secTimeline, secOutcome, secLinearizability, secPrevented}
 
 // File is a parsed counterexample file.
 type File struct {
@@ -88,6 +104,8 @@ type File struct {
 	// it states, checked against the trace (a truncated file fails).
 	ViolatedAt int
 	FoundBy    string // the "found by" value (FoundByPrefix + bounds)
+	Cause      string // the one-sentence cause ("" if the header has none)
+	Clients    string // the clients line: whether fewer clients show it ("" none)
 	Regenerate string // the command that regenerates the file
 	ReplayCmd  string // the command that replays it
 	Trace      []model.Action
@@ -199,6 +217,10 @@ func Parse(text string) (*File, error) {
 			f.ViolatedAt, violatedLine, stepsLine = at, lineNo, steps
 		case keyFoundBy:
 			f.FoundBy = v
+		case keyCause:
+			f.Cause = v
+		case keyClients:
+			f.Clients = v
 		case keyRegenerate:
 			f.Regenerate = v
 		case keyReplay:

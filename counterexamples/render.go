@@ -22,6 +22,16 @@ type Counterexample struct {
 	// FoundBy says how the trace was found, when not by breadth-first
 	// search (which makes it a shortest one): e.g. rapid's shrinker.
 	FoundBy string
+	// Base is the file name without extension ("" = FileBase(Design,
+	// Property)): the catalogue keeps its design's name when the trace
+	// shows the violation with fewer clients.
+	Base string
+	// Clients says whether fewer clients show the violation ("" = not
+	// asked); it becomes the header's clients line.
+	Clients string
+	// Prevented is the "what would have prevented this" section ("" =
+	// none): the nearest designs on which the property holds (explore.Fix).
+	Prevented string
 }
 
 // Rendered is one counterexample's files, as bytes.
@@ -167,11 +177,17 @@ func Render(cx Counterexample, displayPath string) (*Rendered, error) {
 		regen = fmt.Sprintf("go run ./cmd/explore check -design %s -out %s", d.Name(), path.Dir(displayPath))
 	}
 	lin := checkLinearizability(run)
-	base := FileBase(d, cx.Property)
+	base := cx.Base
+	if base == "" {
+		base = FileBase(d, cx.Property)
+	}
+	faults := Faults(d, trace, cx.Property)
+	cause := Cause(run, cx.Property, at, faults)
 
 	var b strings.Builder
 	b.WriteString(Magic + "\n")
 	header := func(k, v string) { fmt.Fprintf(&b, "%-13s %s\n", k+":", v) }
+	header(keyCause, cause)
 	header(keyDesign, d.Name())
 	if name, title := presetOf(d); name != "" {
 		header(keyPreset, fmt.Sprintf("%s (%s)", name, title))
@@ -183,15 +199,22 @@ func Render(cx Counterexample, displayPath string) (*Rendered, error) {
 		foundBy = cx.FoundBy
 	}
 	header(keyFoundBy, foundBy)
+	if cx.Clients != "" {
+		header(keyClients, cx.Clients)
+	}
 	header(keyRegenerate, regen)
 	header(keyReplay, "go run ./cmd/explore replay "+displayPath)
 	section := func(name, body string) {
 		fmt.Fprintf(&b, "\n--- %s ---\n%s", name, trimLines(body))
 	}
+	section(secWhy, whyText(faults))
 	section(secStory, model.RenderSteps(run))
 	section(secTimeline, model.RenderTimeline(run))
 	section(secOutcome, model.RenderSummary(run))
 	section(secLinearizability, lin.Text)
+	if cx.Prevented != "" {
+		section(secPrevented, cx.Prevented)
+	}
 	section(stepsTitle, "design "+d.Name()+"\n"+formatSteps(run, cx.Property, at))
 	b.WriteString("--- end ---\n")
 
@@ -206,6 +229,8 @@ func Render(cx Counterexample, displayPath string) (*Rendered, error) {
 		Linearizable:  lin.Text,
 		TextFile:      base + ".txt",
 		PorcupineFile: porcupineName(base, lin.HTML),
+		Cause:         cause,
+		Prevented:     cx.Prevented,
 	})
 	return &Rendered{Base: base, Text: []byte(b.String()), HTML: page, Porcupine: lin.HTML, Run: run, Trace: trace}, nil
 }
@@ -291,4 +316,21 @@ func presetLabel(d model.Design) string {
 		return ""
 	}
 	return name + " (" + title + ")"
+}
+
+// whyText lists the trace's faults and whether the violation needs each.
+func whyText(faults []FaultRole) string {
+	if len(faults) == 0 {
+		return "no fault in this trace: the design breaks the property on its own\n"
+	}
+	var b strings.Builder
+	b.WriteString("faults in this trace (each dropped in turn, the rest replayed and played to its end):\n")
+	for _, f := range faults {
+		verdict := "necessary: without it the violation does not happen"
+		if !f.Necessary {
+			verdict = "not needed alone: without it the violation still happens"
+		}
+		fmt.Fprintf(&b, "  step %d, t=%d: %s (%s)\n", f.Seq, f.Tick, f.Action, verdict)
+	}
+	return b.String()
 }

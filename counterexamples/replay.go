@@ -57,7 +57,10 @@ func (f *File) Replay() Verdict {
 // no longer shows the violation).
 func (f *File) Stale() ([]string, error) {
 	display := strings.TrimPrefix(f.ReplayCmd, "go run ./cmd/explore replay ")
-	r, err := Render(Counterexample{Design: f.Design, Property: f.Property, Trace: f.Trace, Bounds: f.Bounds(), Regenerate: f.Regenerate}, display)
+	// the clients line and the prevented section come from searches that
+	// replay does not repeat (explore regen does): they are kept as written
+	r, err := Render(Counterexample{Design: f.Design, Property: f.Property, Trace: f.Trace, Bounds: f.Bounds(), Regenerate: f.Regenerate,
+		Clients: f.Clients, Prevented: f.Sections[secPrevented]}, display)
 	if err != nil {
 		return nil, err
 	}

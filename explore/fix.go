@@ -89,7 +89,7 @@ type FixConfig struct {
 	// is set.
 	MaxChanges int
 	All        bool
-	// NeighbourStates caps each neighbour's search (0 = 20× the design's
+	// NeighbourStates caps each neighbour's search (0 = 2× the design's
 	// own distinct states, at least 200,000): a neighbour that reaches it
 	// is left undecided, never suggested.
 	NeighbourStates int
@@ -116,7 +116,7 @@ type FixReport struct {
 	// holds (all-done seen), nearest first.
 	PerProperty map[string][]Candidate
 	Distance    int // the most changes searched (0: the design is safe)
-	Skipped     int // neighbour names the grammar refused
+	Skipped     int // neighbour names the grammar refused, and changes that cannot act (restart without node crashes)
 	Undecided   int // neighbours whose search reached NeighbourStates
 	// NeighbourStates is the cap each neighbour's search had.
 	NeighbourStates int
@@ -190,7 +190,7 @@ func Fix(cfg FixConfig) (*FixReport, error) {
 	}
 	limit := cfg.NeighbourStates
 	if limit == 0 {
-		limit = int(min(max(20*orig.Stats.Distinct, 200_000), maxIDs))
+		limit = int(min(max(2*orig.Stats.Distinct, 200_000), maxIDs))
 	}
 	rep.NeighbourStates = limit
 	nb := cfg.Bounds
@@ -334,7 +334,7 @@ func neighbours(d model.Design, dist int, seen map[string]bool) ([]Candidate, in
 	skipped := 0
 	try := func(chs []Change) {
 		n, err := apply(d, chs)
-		if err != nil {
+		if err != nil || inert(&n, chs) {
 			skipped++
 			return
 		}
@@ -376,6 +376,33 @@ func neighbours(d model.Design, dist int, seen map[string]bool) ([]Candidate, in
 	}
 	sortCandidates(out)
 	return out, skipped
+}
+
+// inert reports whether a change cannot act on n at all, so that n
+// behaves exactly as without it: a restart delay or persistence without
+// node crashes in the fault budget, a drift allowance that nothing
+// subtracts (neither Redlock nor check=validity), a token-checking storage
+// that is sent no token (fence=none: every request carries token 0, which
+// max-token, max-write and cond-update accept without recording, as plain
+// storage does).
+func inert(n *model.Design, chs []Change) bool {
+	for _, c := range chs {
+		switch c.Key {
+		case "storage":
+			if n.Fence == model.FenceNone && n.Storage != model.StorageCAS && (c.From == "plain" || c.From == "max-token" || c.From == "max-write" || c.From == "cond-update") {
+				return true
+			}
+		case "restart", "persist":
+			if n.NodeCrashes == 0 {
+				return true
+			}
+		case "drift":
+			if n.Lock != model.LockRedlock && n.Check != model.CheckValidity {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // apply writes the changes into d's canonical name and parses it back.

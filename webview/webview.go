@@ -26,6 +26,8 @@ type Info struct {
 	Linearizable  string // the linearizability verdict text ("" to leave out)
 	TextFile      string // the counterexample's .txt file, linked ("" none)
 	PorcupineFile string // porcupine's page, linked ("" none)
+	Cause         string // one sentence: why it breaks ("" none)
+	Prevented     string // what would have prevented it, as text ("" none)
 }
 
 // ClientStep reports whether a is a step of a client (its Client field
@@ -173,6 +175,9 @@ func Page(r *model.Run, info Info) []byte {
 	}
 	w("</style>\n</head>\n<body>\n")
 	w("<h1>%s</h1>\n", esc(info.Title))
+	if info.Cause != "" {
+		w("<p class=\"cause\" id=\"cause\">%s</p>\n", esc(info.Cause))
+	}
 	w("<dl class=\"meta\">\n")
 	meta := func(k, v string) {
 		if v != "" {
@@ -313,6 +318,9 @@ func Page(r *model.Run, info Info) []byte {
 	if info.Linearizable != "" {
 		w("<h2>Linearizability</h2>\n<pre>%s</pre>\n", esc(info.Linearizable))
 	}
+	if info.Prevented != "" {
+		w("<h2>What would have prevented this</h2>\n<pre id=\"prevented\">%s</pre>\n", esc(info.Prevented))
+	}
 	var links []string
 	if info.TextFile != "" {
 		links = append(links, fmt.Sprintf("<a href=\"%s\">the counterexample as text</a>", esc(info.TextFile)))
@@ -350,6 +358,7 @@ func tickTitle(d *model.Design, c tickInfo) string {
 }
 
 const css = `body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em;color:#1f2937;background:#fff}
+.cause{font-weight:600;max-width:60em;border-left:4px solid #dc2626;padding-left:.6em}
 h1{font-size:1.3em;margin:0 0 .5em}
 h2{font-size:1.05em;margin:1.4em 0 .4em}
 dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em;margin:0 0 1em;font-size:.92em}

@@ -128,3 +128,16 @@ func TestPageShowsTheLockService(t *testing.T) {
 	_, demo := demoPage(t, 2)
 	require.NotContains(t, demo, "row-service", "no lock-service row when the service does nothing on its own")
 }
+
+// TestPageTellsTheCauseAndThePrevention: the cause sentence heads the
+// page and the prevented section follows the story, both escaped.
+func TestPageTellsTheCauseAndThePrevention(t *testing.T) {
+	r, _ := demoPage(t, 2)
+	page := string(Page(r, Info{Title: "demo 2", Cause: "B's pause outlived its key <&>.", Prevented: "1. ttl 10 → 20\n"}))
+	require.Contains(t, page, `<p class="cause" id="cause">B&#39;s pause outlived its key &lt;&amp;&gt;.</p>`)
+	require.Contains(t, page, "<h2>What would have prevented this</h2>\n<pre id=\"prevented\">1. ttl 10 → 20\n</pre>")
+	require.Less(t, strings.Index(page, `id="cause"`), strings.Index(page, `id="timeline"`))
+	plain := string(Page(r, Info{Title: "demo 2"}))
+	require.NotContains(t, plain, `id="cause"`)
+	require.NotContains(t, plain, `id="prevented"`)
+}

@@ -191,7 +191,7 @@ func writeFixText(w io.Writer, a *fixArgs, rep *explore.FixReport) {
 	if len(undecided) > 0 {
 		fmt.Fprintf(w, "\nundecided (the search reached the cap of %s states): %s\n", thousands(int64(rep.NeighbourStates)), strings.Join(undecided, "; "))
 	}
-	fmt.Fprintf(w, "\nsearched %d neighbour designs within %d change(s) (%d names skipped as invalid combinations, %d undecided at the state cap), %.1f s\n",
+	fmt.Fprintf(w, "\nsearched %d neighbour designs within %d change(s) (%d names skipped: invalid combinations or changes that cannot act under this fault budget; %d undecided at the state cap), %.1f s\n",
 		len(rep.Checked), rep.Distance, rep.Skipped, rep.Undecided, rep.Seconds)
 }
 

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"lockcheck/counterexamples"
 )
 
 // copyCounterexamples copies the checked-in files to a temporary folder.
@@ -24,7 +26,18 @@ func copyCounterexamples(t *testing.T) string {
 	return dir
 }
 
+// smallCatalogue makes the regen tests run on three designs: they test the
+// command (flags, -check, what it writes and removes), not the catalogue,
+// whose every file counterexamples' own golden test regenerates (with a
+// fix search per design: the whole catalogue takes about a minute).
+func smallCatalogue(t *testing.T) {
+	old := counterexamples.Catalogue
+	counterexamples.Catalogue = []string{"demo4", "db/cad/none/plain", "redis/cad/none/plain,pauses=0,jumps=1,jump=10"}
+	t.Cleanup(func() { counterexamples.Catalogue = old })
+}
+
 func TestRegenCheck(t *testing.T) {
+	smallCatalogue(t)
 	dir := copyCounterexamples(t)
 	code, out, errs := runCmd("regen", "-dir", dir, "-check")
 	// the replay commands name the folder as given: a copy elsewhere differs
@@ -57,6 +70,7 @@ func TestRegenCheck(t *testing.T) {
 // file the catalogue no longer makes is removed, and so is a temporary file
 // of a killed writer.
 func TestRegenKeepsTheUsersFiles(t *testing.T) {
+	smallCatalogue(t)
 	dir := copyCounterexamples(t)
 	index := filepath.Join(dir, "README.md")
 	require.NoError(t, os.WriteFile(index, []byte("# my notes\n"), 0o644))
