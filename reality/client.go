@@ -40,6 +40,7 @@ type client struct {
 	noHold bool            // planted bug: a pause does not hold the traffic
 	nodes  []*redis.Client // lock=redlock: one connection per node
 	zk     *zkLock         // lock=zookeeper: its session and node
+	db     *dbLock         // lock=db: its lock session (and counter connection)
 
 	asked int   // redlock: the node the next acquire step asks
 	votes uint8 // redlock: nodes won in this attempt
@@ -137,6 +138,9 @@ func (c *client) close() {
 	c.store.Close()
 	if c.zk != nil {
 		c.zk.c.Close()
+	}
+	if c.db != nil {
+		c.db.close()
 	}
 	if c.sub != nil {
 		c.sub.Close()
@@ -291,6 +295,9 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 		if c.zk != nil {
 			acquire = c.zk.acquire
 		}
+		if c.db != nil {
+			acquire = c.db.acquire
+		}
 		var won bool
 		var tok int
 		var err error
@@ -350,6 +357,25 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 			tok = c.token
 		}
 		ob.Token = tok
+		if c.db != nil {
+			v, ok, err := c.db.read(ctx, d.Tx == model.TxInside)
+			if err != nil {
+				return err
+			}
+			if !ok { // the lock's session was killed: the SELECT fails
+				ob.Result = model.ResRejected
+				c.phase = model.PhaseRelease
+				break
+			}
+			ob.Result, ob.Value, c.read = model.ResAccepted, v, v
+			c.phase = model.PhaseWrite
+			if work := d.WorkTicks; work > 0 && !c.slow {
+				c.workUntil = now + work
+			} else if c.slow && d.SlowWorkTicks > 0 {
+				c.workUntil = now + d.SlowWorkTicks
+			}
+			break
+		}
 		res, err := c.scripts.read.Run(ctx, c.store, storageKeys, tok).Int64Slice()
 		if err != nil || len(res) < 2 {
 			return fmt.Errorf("storage read script: %v (reply %v)", err, res)
@@ -379,6 +405,27 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 		tok := 0
 		if fenced {
 			tok = c.token
+		}
+		if c.db != nil {
+			if err := c.lookBefore(ctx, ob); err != nil {
+				return err
+			}
+			inside := d.Tx == model.TxInside
+			ok, err := c.db.write(ctx, inside, c.read+1)
+			if err != nil {
+				return err
+			}
+			ob.Value = c.read + 1
+			switch {
+			case !ok:
+				ob.Result = model.ResRejected // the session was killed
+			case inside:
+				ob.Result = model.ResOK // pending until COMMIT
+			default:
+				ob.Result = model.ResAccepted
+			}
+			c.phase = model.PhaseRelease
+			break
 		}
 		// client-computed: SET counter = read+1
 		if err := c.write(ctx, ob, c.read+1, tok, c.version); err != nil {
@@ -419,6 +466,29 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 		}
 		if d.Lock == model.LockRedlock {
 			return c.redlockRelease(ctx, ob)
+		}
+		if c.db != nil { // COMMIT
+			if err := c.lookBefore(ctx, ob); err != nil {
+				return err
+			}
+			buffered := c.db.buffered
+			ok, err := c.db.release(ctx)
+			if err != nil {
+				return err
+			}
+			c.db.buffered = 0
+			switch {
+			case buffered != 0 && ok:
+				ob.Result, ob.Value = model.ResAccepted, buffered
+			case buffered != 0:
+				ob.Result, ob.Value = model.ResRejected, buffered
+			case ok:
+				ob.Result = model.ResOK
+			default:
+				ob.Result = model.ResNoop
+			}
+			c.finish()
+			break
 		}
 		if c.zk != nil { // delete its node, if its session kept it
 			if err := c.lookBefore(ctx, ob); err != nil {

@@ -169,6 +169,13 @@ func describe(d *model.Design, v view) string {
 			}
 			break
 		}
+		if d.Lock == model.LockDB {
+			s = "SELECT … FOR UPDATE → blocks"
+			if v.Result == model.ResOK {
+				s = "SELECT … FOR UPDATE → row locked"
+			}
+			break
+		}
 		if d.Lock == model.LockZooKeeper {
 			s = "its node"
 			if v.Token != 0 {
@@ -218,6 +225,14 @@ func describe(d *model.Design, v view) string {
 		}
 	case model.ActRelease, model.ActDel:
 		switch {
+		case d.Lock == model.LockDB && v.Result == model.ResAccepted:
+			s = fmt.Sprintf("COMMIT → counter = %d applied", v.Value)
+		case d.Lock == model.LockDB && v.Result == model.ResRejected:
+			s = "COMMIT → error: session killed, rolled back"
+		case d.Lock == model.LockDB && v.Result == model.ResOK:
+			s = "COMMIT → row unlocked"
+		case d.Lock == model.LockDB:
+			s = "COMMIT → error: the session was killed"
 		case v.Took == model.ActRelease && d.Release == model.ReleaseGetDel:
 			s = "GET → " + holderName(v.Value-1)
 		case v.Took == model.ActDel && v.Result == model.ResNoop && !v.RemovedOther && d.Release == model.ReleaseGetDel:

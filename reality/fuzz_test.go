@@ -48,7 +48,7 @@ func TestLoadErrors(t *testing.T) {
 		{"", "no design line"},
 		{"design demo1\n", "no steps to play"},
 		{"design demo2\nA read\n", "does not replay in the model"},
-		{"design db/cad/none/plain\nA acquire\n", "not played for real"},
+		{"design redis/cad/none/plain,partitions=1\nA acquire\n", "not played for real"},
 		{"design redis/cad/none/plain,jumps=1\nA acquire\n", "clock jumps are not played"},
 		{"lockcheck counterexample\ndesign: nonsense\n", "x.txt:2"},
 	} {

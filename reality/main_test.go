@@ -23,6 +23,9 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if sharedPG != nil {
+		sharedPG.Stop()
+	}
 	if sharedZK != nil {
 		sharedZK.Stop()
 	}
@@ -103,6 +106,31 @@ func needZooKeeper(t testing.TB) *ZooKeeperServer {
 		t.Fatalf("ZooKeeper: %v", sharedZKErr)
 	}
 	return sharedZK
+}
+
+var (
+	sharedPG     *PostgresServer
+	sharedPGErr  error
+	sharedPGOnce sync.Once
+)
+
+// needPostgres returns a PostgreSQL shared by the tests; without Debian's
+// postgresql package it skips the test, or fails it when CI=true.
+func needPostgres(t testing.TB) *PostgresServer {
+	t.Helper()
+	if _, err := FindPostgres(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but %v: the real-server tests must run in CI", err)
+		}
+		t.Skipf("skipped: %v", err)
+	}
+	sharedPGOnce.Do(func() {
+		sharedPG, sharedPGErr = StartPostgres(context.Background())
+	})
+	if sharedPGErr != nil {
+		t.Fatalf("PostgreSQL: %v", sharedPGErr)
+	}
+	return sharedPG
 }
 
 // dbPair hands each test its own lock and storage databases.

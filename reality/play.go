@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -42,7 +43,10 @@ type Options struct {
 	// ZooKeeper is a ZooKeeper server's host:port (lock=zookeeper; ""
 	// starts one for the run).
 	ZooKeeper string
-	Tick      time.Duration // one model tick in real time (0: DefaultTickFor the design)
+	// Postgres is a PostgreSQL server's host:port (lock=db; "" starts one
+	// for the run).
+	Postgres string
+	Tick     time.Duration // one model tick in real time (0: DefaultTickFor the design)
 	// Client is the lock client the run uses: ClientReference ("" too) or
 	// a library (see ClientNames and CheckClient).
 	Client  string
@@ -198,7 +202,9 @@ func window(d *model.Design, tick time.Duration) time.Duration {
 // services are not played.
 func Playable(d *model.Design) error {
 	if d.Lock == model.LockDB {
-		return fmt.Errorf("design %s: lock service %s is not played for real (real runs: redis, replica, redlock, etcd, zookeeper)", d.Name(), d.Lock)
+		if err := dbOK(d); err != nil {
+			return err
+		}
 	}
 	if d.Lock == model.LockZooKeeper {
 		if err := zkOK(d); err != nil {
@@ -340,6 +346,26 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 		}
 		obs = &zkObserver{c: zc, clients: d.Clients}
 	}
+	var pgc *pgx.Conn
+	if d.Lock == model.LockDB {
+		if opts.Postgres == "" {
+			ps, err := StartPostgres(ctx)
+			if err != nil {
+				return nil, err
+			}
+			defer ps.Stop()
+			opts.Postgres = ps.Addr()
+		}
+		var err error
+		if pgc, err = pgx.Connect(ctx, pgURL(opts.Postgres, "observer")); err != nil {
+			return nil, fmt.Errorf("postgres observer: %v", err)
+		}
+		defer pgc.Close(context.Background())
+		if err := pgSetup(ctx, pgc); err != nil {
+			return nil, err
+		}
+		obs = &pgObserver{c: pgc, clients: d.Clients}
+	}
 	var etcdCli *clientv3.Client
 	var offset int64
 	var mutexObs *etcdMutexObserver
@@ -361,7 +387,7 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 			mutexObs = &etcdMutexObserver{cli: cli, leases: map[clientv3.LeaseID]int{}}
 			obs = mutexObs
 		}
-	} else if d.Lock == model.LockZooKeeper {
+	} else if d.Lock == model.LockZooKeeper || d.Lock == model.LockDB {
 		// the observer is set above
 	} else if d.Lock == model.LockRedlock {
 		ro := &redlockObserver{clients: d.Clients, d: d}
@@ -429,6 +455,20 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 				}
 				defer cli.Close()
 				clients[i].etcd = &etcdLock{cli: cli, value: model.LockValue(i), ttl: ttl, offset: offset}
+			}
+		}
+		if d.Lock == model.LockDB {
+			via, err := h.via(opts.Postgres)
+			if err != nil {
+				return nil, err
+			}
+			l := &dbLock{url: pgURL(via, model.ClientName(i)), timeout: TTL(d.TTLTicks, opts.Tick)}
+			if d.Tx == model.TxOutside {
+				l.storeURL = pgURL(via, model.ClientName(i)+"-store")
+			}
+			clients[i].db = l
+			if err := l.connect(ctx); err != nil {
+				return nil, fmt.Errorf("client %s: %v", model.ClientName(i), err)
 			}
 		}
 		if d.Lock == model.LockZooKeeper {
@@ -652,6 +692,12 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 		after, afterPTTL, afterNodes = ob.After, ob.AfterPTTL, ob.Nodes
 		p.late(&ob, clk.offset(now))
 		p.Steps = append(p.Steps, ob)
+	}
+	if pgc != nil {
+		if err := pgc.QueryRow(ctx, "SELECT counter FROM orders WHERE id = 42").Scan(&p.Counter); err != nil {
+			return nil, fmt.Errorf("final counter: %v", err)
+		}
+		return p, nil
 	}
 	v, err := storeAdmin.Get(ctx, CounterKey).Result()
 	if err != nil {

@@ -33,6 +33,9 @@ func reproduce(t *testing.T, in *Input, opts Options) *Comparison {
 	if in.Design.NodeCrashes > 0 {
 		opts.Lock = lockServer(t, in.Design.Persist == 1)
 	}
+	if in.Design.Lock == model.LockDB && opts.Postgres == "" {
+		opts.Postgres = needPostgres(t).Addr()
+	}
 	if in.Design.Lock == model.LockZooKeeper && opts.ZooKeeper == "" {
 		opts.ZooKeeper = needZooKeeper(t).Addr()
 	}

@@ -123,3 +123,29 @@ func TestZooKeeperSession(t *testing.T) {
 		})
 	}
 }
+
+// TestDatabaseRowLock plays the row-lock stories on a real PostgreSQL
+// (Debian's package, a cluster of the test's own): the paused client's idle
+// session is killed by idle_in_transaction_session_timeout, which frees
+// the row; with the work inside the transaction A's late UPDATE fails on
+// the dead session and nothing of it lands; outside, its write lands and
+// the update is lost.
+func TestDatabaseRowLock(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		lost bool
+	}{
+		{"../model/scenarios/db-inside.txt", false},
+		{"../model/scenarios/db-outside.txt", true},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			c := reproduce(t, fileInput(t, tc.file), Options{})
+			if !c.Agree {
+				t.Fatalf("reality differs from the model:\n%s", c.Text())
+			}
+			if c.Real.LostUpdate != tc.lost || len(c.Real.Expired) == 0 {
+				t.Fatalf("want the session killed and lost update %v:\n%s", tc.lost, c.Text())
+			}
+		})
+	}
+}

@@ -257,7 +257,8 @@ func modelSide(run *model.Run) Side {
 				s.Expired = append(s.Expired, Moment{st.Seq, int(ev.Now), model.ClientName(i)})
 			}
 		}
-		isWrite := st.Action.Kind == model.ActWrite || st.Action.Kind == model.ActArrive
+		isWrite := st.Action.Kind == model.ActWrite || st.Action.Kind == model.ActArrive ||
+			ev.Flags&model.EvCommit != 0 // a database transaction's COMMIT applies its write
 		switch {
 		case isWrite && ev.Result == model.ResAccepted:
 			s.Accepted++
@@ -311,7 +312,7 @@ func realSide(d *model.Design, p *Play) Side {
 				show("expired-while-held", ob.Seq)
 			}
 		}
-		isWrite := ob.Took == model.ActWrite || ob.Took == model.ActArrive
+		isWrite := ob.Took == model.ActWrite || ob.Took == model.ActArrive || isCommit(d, ob)
 		switch {
 		case ob.Skipped:
 		case isWrite && ob.Result == model.ResAccepted:
@@ -359,6 +360,12 @@ func realSide(d *model.Design, p *Play) Side {
 	return s
 }
 
+// isCommit reports whether a real release is a COMMIT that applied or
+// rolled back a write (lock=db, tx=inside).
+func isCommit(d *model.Design, ob *Obs) bool {
+	return d.Lock == model.LockDB && ob.Took == model.ActRelease && (ob.Result == model.ResAccepted || ob.Result == model.ResRejected)
+}
+
 // realHistory is the real job history in the model's terms: each job
 // starts with its read and ends with its write's reply (or the read's
 // refusal, or a crash). Steps are ordered by the conductor, one after the
@@ -390,7 +397,20 @@ func realHistory(d *model.Design, p *Play) []model.Job {
 			}
 			hist = append(hist, j)
 			open[i] = len(hist) - 1
+		case model.ActRelease:
+			if isCommit(d, ob) && open[i] >= 0 { // the transaction's write lands (or not) at COMMIT
+				j := &hist[open[i]]
+				j.ReturnSeq, j.ReturnTick, j.Wrote = ob.Seq, ob.Tick, ob.Value
+				j.Outcome = model.OutcomeFailed
+				if ob.Result == model.ResAccepted {
+					j.Outcome = model.OutcomeOK
+				}
+				open[i] = -1
+			}
 		case model.ActWrite, model.ActArrive:
+			if ob.Result == model.ResOK && d.Lock == model.LockDB {
+				continue // pending in the transaction until COMMIT
+			}
 			if open[i] >= 0 {
 				j := &hist[open[i]]
 				j.ReturnSeq, j.ReturnTick = ob.Seq, ob.Tick

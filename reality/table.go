@@ -35,6 +35,8 @@ var (
 		{"Redlock, 5 redis-servers: node killed and restarted with AOF", "no fencing", "reality/testdata/redlock-restart-aof.txt", redlockers},
 		{"ZooKeeper: the session expires during a pause", "no fencing", "reality/testdata/zookeeper-pause.txt", []string{ClientReference}},
 		{"ZooKeeper: the session expires during a pause", "fencing token (the node's sequence number) checked on reads and writes", "zookeeper-session", []string{ClientReference}},
+		{"PostgreSQL row lock (SELECT … FOR UPDATE): pause, the idle session killed", "counter updated inside the lock's transaction", "db-inside", []string{ClientReference}},
+		{"PostgreSQL row lock (SELECT … FOR UPDATE): pause, the idle session killed", "counter written outside the lock's transaction", "db-outside", []string{ClientReference}},
 		{"primary + replica: failover before the key is replicated", "fencing token checked on reads and writes", "replica-failover", redisClients},
 		{"primary + replica: failover after a replicate step", "fencing token checked on reads and writes", "reality/testdata/replica-replicated.txt", redisClients},
 	}
@@ -310,11 +312,17 @@ func rowTold(r *LibRow) string {
 	if len(c.Real.Unsafe) == 0 {
 		return "—"
 	}
-	late := c.Real.Unsafe[0].Client
+	late, from := c.Real.Unsafe[0].Client, c.Real.Unsafe[0].Seq
 	for k := range c.Steps {
 		sp := &c.Steps[k]
 		ob := &c.play.Steps[k+1]
-		if model.ClientName(int(ob.Action.Client)) != late || ob.Action.Kind.IsFault() || ob.Took != model.ActRelease {
+		if model.ClientName(int(ob.Action.Client)) != late || ob.Action.Kind.IsFault() || ob.Seq < from {
+			continue
+		}
+		if ob.Result == model.ResRejected && ob.Took != model.ActRelease { // the storage or the database said no
+			return fmt.Sprintf("%s: its late request failed: %s", late, sp.Real)
+		}
+		if ob.Took != model.ActRelease {
 			continue
 		}
 		if sp.Told != "" {

@@ -18,7 +18,7 @@ func TestReproduceBadInput(t *testing.T) {
 	bad := dir + "/bad.txt"
 	require.NoError(t, os.WriteFile(bad, []byte("design demo2\nA fly\n"), 0o644))
 	zk := dir + "/zk.txt"
-	require.NoError(t, os.WriteFile(zk, []byte("design db/cad/none/plain\nA acquire\n"), 0o644))
+	require.NoError(t, os.WriteFile(zk, []byte("design redis/cad/none/plain,partitions=1\nA acquire\n"), 0o644))
 	for _, c := range []struct {
 		args []string
 		want string
