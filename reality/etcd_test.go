@@ -26,12 +26,15 @@ func TestEtcdLeaseLock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped with -short: the etcd runs take about 25s (2s ticks)")
 	}
+	// mostly sleep: runs alongside the other etcd tests, on databases 10
+	// and 11 (the library table uses 0 to 9)
+	t.Parallel()
 	for _, c := range []struct {
 		file  string
 		fence bool
 	}{{"testdata/etcd-pause.txt", false}, {"testdata/etcd-pause-fenced.txt", true}} {
 		t.Run(c.file, func(t *testing.T) {
-			cmp := reproduce(t, etcdInput(t, c.file), Options{})
+			cmp := reproduce(t, etcdInput(t, c.file), Options{LockDB: 10, StoreDB: 11})
 			if !cmp.Agree {
 				t.Fatalf("reality differs from the model:\n%s", cmp.Text())
 			}

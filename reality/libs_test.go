@@ -17,15 +17,25 @@ func TestPausedLibraryIsFrozen(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped with -short: two etcd runs of about 16s (2s ticks)")
 	}
+	// mostly sleep: runs alongside the other etcd tests, with an etcd of
+	// its own and databases 12 and 13
+	t.Parallel()
+	e, err := StartEtcd(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Stop()
+	opts := Options{Client: ClientEtcdMutex, Etcd: e.Endpoint(), LockDB: 12, StoreDB: 13}
 	in, _, err := ForClient(etcdInput(t, "testdata/etcd-pause.txt"), ClientEtcdMutex)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := reproduce(t, in, Options{Client: ClientEtcdMutex})
+	c := reproduce(t, in, opts)
 	if !c.Agree || !c.Real.LostUpdate {
 		t.Fatalf("want agreement and a lost update with the pause held:\n%s", c.Text())
 	}
-	c = reproduce(t, in, Options{Client: ClientEtcdMutex, plant: plant{noHold: true}})
+	opts.plant.noHold = true
+	c = reproduce(t, in, opts)
 	want := "step 9 (t=4 tick): key after: model nobody, real A's"
 	if c.Agree || len(c.Differences) == 0 || c.Differences[0] != want {
 		t.Fatalf("a pause that lets the keep-alive run went unnoticed: want first difference %q, got %q\n%s", want, c.Differences, c.Text())
@@ -42,6 +52,7 @@ func TestLibraryTable(t *testing.T) {
 		t.Skip("skipped with -short: the etcd rows take about 40s (2s ticks)")
 	}
 	s := needServer(t)
+	t.Parallel() // mostly sleep: alongside the other etcd tests (it uses databases 0 to 9)
 	rows, err := RunLibraryTable(context.Background(), TableEnv{
 		Redis: s.Addr(), Server: "redis-server " + s.Version() + " on " + s.Addr(), // 100ms ticks: the etcd rows run alongside
 		StartEtcd: func(ctx context.Context) (string, func(), error) {

@@ -28,7 +28,9 @@ func reproduce(t *testing.T, in *Input, opts Options) *Comparison {
 	t.Helper()
 	s := needServer(t)
 	opts.Addr = s.Addr()
-	opts.LockDB, opts.StoreDB = dbPair(t)
+	if opts.LockDB == 0 && opts.StoreDB == 0 { // parallel tests bring their own pair
+		opts.LockDB, opts.StoreDB = dbPair(t)
+	}
 	attempts := 4
 	if in.Design.NodeCrashes > 0 {
 		opts.Lock = lockServer(t, in.Design.Persist == 1)
@@ -40,7 +42,9 @@ func reproduce(t *testing.T, in *Input, opts Options) *Comparison {
 		opts.ZooKeeper = needZooKeeper(t).Addr()
 	}
 	if in.Design.Lock == model.LockEtcd {
-		opts.Etcd = needEtcd(t).Endpoint()
+		if opts.Etcd == "" {
+			opts.Etcd = needEtcd(t).Endpoint()
+		}
 		opts.Tick, attempts = EtcdTick, 2 // 2s, then 4s
 	}
 	if opts.Tick == 0 {
