@@ -126,6 +126,8 @@ func Cause(run *model.Run, property string, at int, faults []FaultRole) string {
 		parts = append(parts, lostClause(run))
 	case "progress":
 		parts = append(parts, stuckClause(run, at))
+	case "mutex":
+		parts = append(parts, mutexClause(run, at))
 	}
 	s := strings.Join(parts, "; ")
 	if s == "" {
@@ -238,6 +240,25 @@ func faultWords(d *model.Design, f FaultRole) string {
 		return fmt.Sprintf("lock node %d crashed at t=%d", a.Arg+1, f.Tick)
 	case model.ActClockJump:
 		return fmt.Sprintf("lock node %d's clock jumped %d ticks at t=%d", a.Arg+1, d.JumpTicks, f.Tick)
+	case model.ActLose:
+		s := fmt.Sprintf("%s's request at t=%d was applied but its reply was lost", c, f.Tick)
+		if d.TimeoutTicks > 0 {
+			s += fmt.Sprintf(" (it resends after %d ticks)", d.TimeoutTicks)
+		}
+		return s
+	case model.ActPartition:
+		return fmt.Sprintf("%s was cut off by a partition at t=%d for %d ticks", c, f.Tick, d.PartitionTicks)
+	case model.ActSkew:
+		if d.ClientJumpTicks < 0 {
+			return fmt.Sprintf("%s's own clock jumped %d ticks back at t=%d", c, -d.ClientJumpTicks, f.Tick)
+		}
+		return fmt.Sprintf("%s's own clock jumped %d ticks forward at t=%d", c, d.ClientJumpTicks, f.Tick)
+	case model.ActStorageFailover:
+		return fmt.Sprintf("the storage failed over at t=%d to a replica that had not received every write", f.Tick)
+	case model.ActStaleRead:
+		return fmt.Sprintf("%s's read at t=%d was served by the storage's lagging replica", c, f.Tick)
+	case model.ActCounterCrash:
+		return fmt.Sprintf("the fencing counter's node crashed at t=%d and restarted empty", f.Tick)
 	}
 	return a.String()
 }
@@ -383,4 +404,19 @@ func once(xs []string) []string {
 		}
 	}
 	return out
+}
+
+// mutexClause names the clients that believed they held the lock at once.
+func mutexClause(run *model.Run, at int) string {
+	st := &run.Steps[at-1]
+	var who []string
+	for i := 0; i < run.Design.Clients; i++ {
+		if st.After.Clients[i].Believes() {
+			who = append(who, model.ClientName(i))
+		}
+	}
+	if len(who) < 2 {
+		return fmt.Sprintf("two clients believed they held the lock at t=%d", st.Event.Now)
+	}
+	return fmt.Sprintf("%s believed they held the lock at once at t=%d", strings.Join(who, " and "), st.Event.Now)
 }

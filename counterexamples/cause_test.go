@@ -101,6 +101,7 @@ func TestCauseSentences(t *testing.T) {
 		{"redis/cad/none/plain,clients=1,renew=3", "exclusive", "(its watchdog, due every 3 ticks, was frozen with it)"},
 		{"demo4,clients=2", "own-release", "A's job was slow (12 ticks of work): A's key expired at t=11 while A still believed it held the lock; A's release removed the key of B, who still held it."},
 		{"redis/cad/none/plain,clients=2,pauses=0,reenter=nx", "no-lost-update", "With no fault: "},
+		{"demo6,clients=2", "mutex", "A and B believed they held the lock at once at t=11"},
 		{"redis/cad/rw/max-token,acquire=set-expire,pauses=0,crashes=1,clients=2", "progress", "A crashed for good at t=1; the key is A's, it never expires, and A will never release it."},
 	} {
 		d, trace := shortest(t, c.design, c.property)

@@ -29,6 +29,16 @@ var extraDesigns = []string{
 
 // suiteDesigns is the catalogue followed by the extra designs, each once.
 func suiteDesigns() ([]string, error) {
+	if *designFlag != "" {
+		d, err := model.ParseDesign(*designFlag)
+		if err != nil {
+			return nil, fmt.Errorf("-properties.design: %v", err)
+		}
+		if _, err := expectationFor(d); err != nil {
+			return nil, fmt.Errorf("-properties.design %s: %v", d.Name(), err)
+		}
+		return []string{strings.TrimSpace(*designFlag)}, nil
+	}
 	var names []string
 	seen := map[string]string{}
 	for _, name := range append(catalogue.Names(), extraDesigns...) {
@@ -213,4 +223,21 @@ func axisValue(axis string, i int) string {
 		return model.TxMode(i).String()
 	}
 	panic("unknown axis " + axis)
+}
+
+// TestDesignFlag: -properties.design runs the suite on one design of the
+// user's, and a bad name is a one-line error naming what is allowed.
+func TestDesignFlag(t *testing.T) {
+	old := *designFlag
+	defer func() { *designFlag = old }()
+	*designFlag = "redis/cad/rw/max-token,ttl=5"
+	names, err := suiteDesigns()
+	if err != nil || len(names) != 1 || names[0] != "redis/cad/rw/max-token,ttl=5" {
+		t.Fatalf("got %v, %v", names, err)
+	}
+	*designFlag = "redis/cad/rw/max-tokens"
+	_, err = suiteDesigns()
+	if err == nil || !strings.Contains(err.Error(), "-properties.design: unknown storage") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("bad design: %v", err)
+	}
 }

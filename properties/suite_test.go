@@ -20,6 +20,7 @@ var (
 	strategyFlag  = flag.String("properties.strategy", "swarm", "how a step is drawn: swarm, stable or uniform")
 	timelinesFlag = flag.Bool("properties.timelines", false, "log the shrunk timeline of every caught violation, not only of failures")
 	onlyFlag      = flag.String("properties.only", "", "TestDesigns: run only the holds subtests (holds) or only the hunts (caught); design names hold slashes, so -run cannot pick these by level")
+	designFlag    = flag.String("properties.design", "", "TestDesigns: run the suite on this design (a name or preset as explore check takes it) instead of the catalogue")
 	roundsFlag    = flag.Int("properties.rounds", 5, "after a catch, up to this many more rounds hunting a shorter violation (0: none; -short: 0 unless set)")
 )
 
