@@ -1,4 +1,6 @@
-// Package reality plays the model's schedules on a real Redis and puts what
+// Package reality plays the model's schedules on real servers (Redis, a
+// replicated Redis, five Redis nodes for Redlock, etcd, ZooKeeper,
+// PostgreSQL), with lockcheck's own client or a lock library, and puts what
 // happened next to what the model says.
 //
 // The real world of a run:

@@ -197,9 +197,12 @@ func window(d *model.Design, tick time.Duration) time.Duration {
 
 // Playable reports whether the design can be played for real: one Redis
 // node with every acquire, release, fence, storage, check, wait and renewal
-// choice, lock-node crashes and restarts, or an etcd lease lock, and the
-// client faults (pause, slow, crash, delay). Clock jumps and the other lock
-// services are not played.
+// choice and lock-node crashes and restarts; a primary and a replica with
+// replicate and failover steps (replica.go); Redlock on N nodes
+// (redlock.go); an etcd lease lock; ZooKeeper (zookeeper.go); a PostgreSQL
+// row lock (postgres.go); with the client faults (pause, slow, crash,
+// delay). Clock jumps, partitions, lost replies and client clock jumps are
+// not played.
 func Playable(d *model.Design) error {
 	if d.Lock == model.LockDB {
 		if err := dbOK(d); err != nil {
