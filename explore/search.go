@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"lockcheck/model"
 )
@@ -43,6 +42,7 @@ func Check(cfg Config) (*Report, error) {
 		props:   props,
 		bounds:  cfg.Bounds,
 		workers: workers,
+		pk:      model.NewPacking(&d),
 		set:     newFPSet(),
 		trail:   newTrail(),
 		done:    make([]bool, len(props)),
@@ -92,8 +92,6 @@ const maxLevelSteps = 1<<32 - 1
 // unitStates is how many frontier states one work unit expands.
 const unitStates = 256
 
-const stateBytes = int64(unsafe.Sizeof(model.State{}))
-
 // stepBytes is the memory one generated step takes while its level is
 // merged: its fingerprint in its unit, then a copy in the bucket of its
 // segment with a new-or-not flag, its bucket position, and the flag again
@@ -125,10 +123,15 @@ type engine struct {
 	done    []bool         // property decided
 	cov     model.Coverage // what the finished levels' steps did (vacuity)
 
-	frontier []model.State // the level being expanded; frontier[k] has id base+k
+	// The frontiers hold states packed to the bytes the design uses (see
+	// model.Packing), stride bytes each: frontier[k*stride:] has id base+k.
+	pk       model.Packing
+	stride   int
+	frontier []byte // the level being expanded
 	base     uint32
-	next     []model.State
+	next     []byte
 	units    []*unit
+	badPack  atomic.Bool // a state used a slot its design does not (a model bug)
 
 	// the merge's buffers, reused from level to level
 	steps    int64    // steps generated in the level
@@ -165,8 +168,10 @@ type unit struct {
 	id     int   // position of its first new state in the next frontier
 	found  []hit // per property: the first step in this unit that showed it
 	buf    []model.Action
+	cur    model.State // the frontier state being expanded, unpacked
 	ns     model.State // the successor being checked (fields, so that
 	ev     model.Event // passing them to Bad does not allocate)
+	packed []byte      // scratch for fingerprints
 	kinds  uint64      // bit k: a step of action kind k
 	wit    uint8       // witness bits its steps showed (model.Witnesses)
 }
@@ -180,13 +185,18 @@ type hit struct {
 func (e *engine) run() error {
 	d := &e.d
 	init := model.Init(d)
-	e.set.insert(e.fingerprint(&init))
+	e.stride = e.pk.Size()
+	packed := make([]byte, e.stride)
+	e.set.insert(e.fingerprint(&init, packed))
+	if e.badPack.Load() {
+		return errBadPack
+	}
 	for i, p := range e.props {
 		if p.Bad(d, &init, nil) {
 			e.record(i, []model.Action{})
 		}
 	}
-	e.frontier = append(e.frontier[:0], init)
+	e.frontier = append(e.frontier[:0], packed...)
 	e.base = 0
 	e.distinct.Store(1)
 	depth := 0
@@ -194,6 +204,9 @@ func (e *engine) run() error {
 	complete := false
 	stopped := ""
 	for {
+		if e.badPack.Load() {
+			return errBadPack
+		}
 		if len(e.frontier) == 0 {
 			complete = true
 			break
@@ -260,11 +273,14 @@ func (e *engine) run() error {
 			break
 		}
 		full := e.collect(fresh)
+		if e.badPack.Load() {
+			return errBadPack
+		}
 		if len(e.next) > 0 {
 			depth++
 			e.depth.Store(int64(depth))
 		}
-		e.base = uint32(e.trail.n - len(e.next))
+		e.base = uint32(e.trail.n - len(e.next)/e.stride)
 		e.frontier, e.next = e.next, e.frontier[:0]
 		e.noteMemory(0, 0)
 		if full {
@@ -301,12 +317,30 @@ func (e *engine) run() error {
 	return nil
 }
 
-func (e *engine) fingerprint(s *model.State) uint64 {
+// fingerprint hashes s packed (into buf, of e.stride bytes): the used
+// bytes only.
+func (e *engine) fingerprint(s *model.State, buf []byte) uint64 {
+	ok := false
 	if e.bounds.Symmetry {
 		c := model.Canonical(&e.d, *s)
-		return normFP(c.Fingerprint())
+		ok = e.pk.Pack(&c, buf)
+	} else {
+		ok = e.pk.Pack(s, buf)
 	}
-	return normFP(s.Fingerprint())
+	if !ok {
+		e.badPack.Store(true)
+	}
+	return normFP(model.PackedFingerprint(buf))
+}
+
+var errBadPack = fmt.Errorf("explore: internal error: a state uses a client or node slot past its design's (model.Packing)")
+
+// frontierLen is the number of states in the frontier.
+func (e *engine) frontierLen() int { return len(e.frontier) / e.stride }
+
+// load unpacks the frontier's state i into s.
+func (e *engine) load(i int, s *model.State) {
+	e.pk.Unpack(e.frontier[i*e.stride:(i+1)*e.stride], s)
 }
 
 func (e *engine) remaining() int {
@@ -387,16 +421,17 @@ func (e *engine) forUnits(f func(u *unit), stop func() bool) {
 
 // expandLevel is phase 1: every step of the frontier, in units.
 func (e *engine) expandLevel(live []int) {
-	n := (len(e.frontier) + unitStates - 1) / unitStates
+	nf := e.frontierLen()
+	n := (nf + unitStates - 1) / unitStates
 	for len(e.units) < n {
 		e.units = append(e.units, &unit{})
 	}
 	e.units = e.units[:n]
 	for k, u := range e.units {
-		u.lo, u.hi = k*unitStates, min((k+1)*unitStates, len(e.frontier))
+		u.lo, u.hi = k*unitStates, min((k+1)*unitStates, nf)
 	}
 	var total atomic.Int64
-	e.level.Store(int64(len(e.frontier)))
+	e.level.Store(int64(nf))
 	e.levelDone.Store(0)
 	e.forUnits(func(u *unit) {
 		e.expand(u, live)
@@ -423,8 +458,12 @@ func (e *engine) expand(u *unit, live []int) {
 	props := e.props
 	u.kinds, u.wit = 0, 0
 	wit := e.cov.Witnessed() // once every witness is seen, none is asked
+	if len(u.packed) != e.stride {
+		u.packed = make([]byte, e.stride)
+	}
 	for i := u.lo; i < u.hi; i++ {
-		s := &e.frontier[i]
+		s := &u.cur
+		e.load(i, s)
 		u.buf = model.Actions(d, s, u.buf)
 		if len(u.buf) > 1<<16-1 {
 			e.tooMany.Store(true)
@@ -442,7 +481,7 @@ func (e *engine) expand(u *unit, live []int) {
 					u.found[pi] = hit{true, uint32(i), uint16(k)}
 				}
 			}
-			u.fps = append(u.fps, e.fingerprint(&u.ns))
+			u.fps = append(u.fps, e.fingerprint(&u.ns, u.packed))
 		}
 	}
 }
@@ -615,10 +654,10 @@ func (e *engine) collect(fresh int) bool {
 	}
 	nextBase := e.trail.n
 	e.trail.grow(fresh)
-	if cap(e.next) < fresh {
-		e.next = make([]model.State, fresh)
+	if cap(e.next) < fresh*e.stride {
+		e.next = make([]byte, fresh*e.stride)
 	}
-	e.next = e.next[:fresh]
+	e.next = e.next[:fresh*e.stride]
 	e.forUnits(func(u *unit) { e.rebuild(u, nextBase, fresh) }, func() bool { return false })
 	e.distinct.Store(int64(e.trail.n))
 	return full
@@ -633,12 +672,17 @@ func (e *engine) rebuild(u *unit, nextBase, limit int) {
 	flags := e.isNew[u.first : u.first+int64(len(u.fps))]
 	g := 0
 	at := u.id
+	st := e.stride
 	for i := u.lo; i < u.hi && at < limit; i++ {
-		s := &e.frontier[i]
+		s := &u.cur
+		e.load(i, s)
 		u.buf = model.Actions(d, s, u.buf)
 		for k, a := range u.buf {
 			if flags[g] && at < limit {
-				e.next[at], _ = model.Step(d, *s, a)
+				u.ns, _ = model.Step(d, *s, a)
+				if !e.pk.Pack(&u.ns, e.next[at*st:(at+1)*st]) {
+					e.badPack.Store(true)
+				}
 				e.trail.set(uint32(nextBase+at), e.base+uint32(i), uint16(k))
 				at++
 			}
@@ -662,7 +706,8 @@ func (e *engine) memoryAt(steps, fresh int64) int64 {
 		return have
 	}
 	m := e.visitedBytes()
-	m += (int64(cap(e.frontier)) + grown(int64(cap(e.next)), fresh)) * stateBytes
+	st := int64(e.stride)
+	m += int64(cap(e.frontier)) + grown(int64(cap(e.next)), fresh*st)
 	m += grown(e.unitsCap, steps) * 8
 	m += grown(int64(cap(e.bfp)), steps) * (stepBytes - 8)
 	return m

@@ -1,8 +1,6 @@
 package model
 
 import (
-	"encoding/binary"
-	"math/bits"
 	"unsafe"
 )
 
@@ -148,21 +146,8 @@ func (s *State) bytes() []byte {
 }
 
 // Fingerprint is a 64-bit hash of the state, the same on every run and
-// machine of the same byte order. It folds 16 bytes at a time with one
-// 64×64→128-bit multiply (the wyhash construction), then finalizes.
-func (s *State) Fingerprint() uint64 {
-	b := s.bytes()
-	h := uint64(0x9E3779B97F4A7C15)
-	for len(b) >= 16 {
-		hi, lo := bits.Mul64(binary.LittleEndian.Uint64(b)^0xa0761d6478bd642f, binary.LittleEndian.Uint64(b[8:])^h)
-		h = hi ^ lo
-		b = b[16:]
-	}
-	var tail [16]byte
-	copy(tail[:], b)
-	hi, lo := bits.Mul64(binary.LittleEndian.Uint64(tail[:])^0xe7037ed1a0b428db, binary.LittleEndian.Uint64(tail[8:])^h^uint64(len(b)))
-	return mix(hi ^ lo)
-}
+// machine of the same byte order (see hashBytes).
+func (s *State) Fingerprint() uint64 { return hashBytes(s.bytes()) }
 
 // mix is the 64-bit finalizer of MurmurHash3.
 func mix(h uint64) uint64 {

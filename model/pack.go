@@ -1,0 +1,91 @@
+package model
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"unsafe"
+)
+
+// pack.go: a state packed to the bytes its design uses, for the search's
+// frontier and fingerprints. State reserves MaxClients client slots and
+// MaxNodes node slots; a design uses only its first d.Clients clients and
+// its lock service's first lockNodes(d) nodes, and leaves the others zero.
+// The packed form is those slots followed by everything after the nodes
+// (storage, budgets, clock), in State's own byte layout: 80 bytes instead
+// of 184 for three clients on one Redis node.
+
+const (
+	clientBytes = int(unsafe.Sizeof(Client{}))
+	nodeBytes   = int(unsafe.Sizeof(Node{}))
+	nodesOff    = int(unsafe.Offsetof(State{}.Nodes))
+	restOff     = nodesOff + MaxNodes*nodeBytes
+)
+
+// Packing packs the states of one design.
+type Packing struct {
+	clients int // bytes of the used client slots
+	nodes   int // bytes of the used node slots
+	size    int
+}
+
+// NewPacking is the packing of design d's states.
+func NewPacking(d *Design) Packing {
+	c, n := d.Clients*clientBytes, lockNodes(d)*nodeBytes
+	return Packing{clients: c, nodes: n, size: c + n + stateSize - restOff}
+}
+
+// Size is the length of a packed state in bytes.
+func (p Packing) Size() int { return p.size }
+
+// Pack writes s's used bytes to dst[:p.Size()] and reports whether every
+// byte it left out (the unused client and node slots) is zero, that is,
+// whether Unpack gives s back.
+func (p Packing) Pack(s *State, dst []byte) bool {
+	b := s.bytes()
+	dst = dst[:p.size]
+	copy(dst, b[:p.clients])
+	copy(dst[p.clients:], b[nodesOff:nodesOff+p.nodes])
+	copy(dst[p.clients+p.nodes:], b[restOff:])
+	return allZero(b[p.clients:nodesOff]) && allZero(b[nodesOff+p.nodes:restOff])
+}
+
+// Unpack sets *s to the state packed in src.
+func (p Packing) Unpack(src []byte, s *State) {
+	*s = State{}
+	b := s.bytes()
+	src = src[:p.size]
+	copy(b, src[:p.clients])
+	copy(b[nodesOff:], src[p.clients:p.clients+p.nodes])
+	copy(b[restOff:], src[p.clients+p.nodes:])
+}
+
+func allZero(b []byte) bool {
+	var or uint64
+	for len(b) >= 8 {
+		or |= binary.LittleEndian.Uint64(b)
+		b = b[8:]
+	}
+	for _, c := range b {
+		or |= uint64(c)
+	}
+	return or == 0
+}
+
+// PackedFingerprint is a 64-bit hash of a packed state (the same
+// construction as State.Fingerprint, over fewer bytes).
+func PackedFingerprint(b []byte) uint64 { return hashBytes(b) }
+
+// hashBytes folds 16 bytes at a time with one 64×64→128-bit multiply (the
+// wyhash construction), then finalizes.
+func hashBytes(b []byte) uint64 {
+	h := uint64(0x9E3779B97F4A7C15)
+	for len(b) >= 16 {
+		hi, lo := bits.Mul64(binary.LittleEndian.Uint64(b)^0xa0761d6478bd642f, binary.LittleEndian.Uint64(b[8:])^h)
+		h = hi ^ lo
+		b = b[16:]
+	}
+	var tail [16]byte
+	copy(tail[:], b)
+	hi, lo := bits.Mul64(binary.LittleEndian.Uint64(tail[:])^0xe7037ed1a0b428db, binary.LittleEndian.Uint64(tail[8:])^h^uint64(len(b)))
+	return mix(hi ^ lo)
+}
