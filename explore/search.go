@@ -171,7 +171,6 @@ type unit struct {
 	cur    model.State // the frontier state being expanded, unpacked
 	ns     model.State // the successor being checked (fields, so that
 	ev     model.Event // passing them to Bad does not allocate)
-	packed []byte      // scratch for fingerprints
 	kinds  uint64      // bit k: a step of action kind k
 	wit    uint8       // witness bits its steps showed (model.Witnesses)
 }
@@ -186,8 +185,7 @@ func (e *engine) run() error {
 	d := &e.d
 	init := model.Init(d)
 	e.stride = e.pk.Size()
-	packed := make([]byte, e.stride)
-	e.set.insert(e.fingerprint(&init, packed))
+	e.set.insert(e.fingerprint(&init))
 	if e.badPack.Load() {
 		return errBadPack
 	}
@@ -195,6 +193,10 @@ func (e *engine) run() error {
 		if p.Bad(d, &init, nil) {
 			e.record(i, []model.Action{})
 		}
+	}
+	packed := make([]byte, e.stride)
+	if !e.pk.Pack(&init, packed) {
+		return errBadPack
 	}
 	e.frontier = append(e.frontier[:0], packed...)
 	e.base = 0
@@ -317,20 +319,21 @@ func (e *engine) run() error {
 	return nil
 }
 
-// fingerprint hashes s packed (into buf, of e.stride bytes): the used
-// bytes only.
-func (e *engine) fingerprint(s *model.State, buf []byte) uint64 {
-	ok := false
+// fingerprint hashes the bytes of s that its design uses (see
+// model.Packing.Fingerprint), after symmetry.
+func (e *engine) fingerprint(s *model.State) uint64 {
+	var fp uint64
+	var ok bool
 	if e.bounds.Symmetry {
 		c := model.Canonical(&e.d, *s)
-		ok = e.pk.Pack(&c, buf)
+		fp, ok = e.pk.Fingerprint(&c)
 	} else {
-		ok = e.pk.Pack(s, buf)
+		fp, ok = e.pk.Fingerprint(s)
 	}
 	if !ok {
 		e.badPack.Store(true)
 	}
-	return normFP(model.PackedFingerprint(buf))
+	return normFP(fp)
 }
 
 var errBadPack = fmt.Errorf("explore: internal error: a state uses a client or node slot past its design's (model.Packing)")
@@ -458,9 +461,6 @@ func (e *engine) expand(u *unit, live []int) {
 	props := e.props
 	u.kinds, u.wit = 0, 0
 	wit := e.cov.Witnessed() // once every witness is seen, none is asked
-	if len(u.packed) != e.stride {
-		u.packed = make([]byte, e.stride)
-	}
 	for i := u.lo; i < u.hi; i++ {
 		s := &u.cur
 		e.load(i, s)
@@ -481,7 +481,7 @@ func (e *engine) expand(u *unit, live []int) {
 					u.found[pi] = hit{true, uint32(i), uint16(k)}
 				}
 			}
-			u.fps = append(u.fps, e.fingerprint(&u.ns, u.packed))
+			u.fps = append(u.fps, e.fingerprint(&u.ns))
 		}
 	}
 }

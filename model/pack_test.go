@@ -27,7 +27,8 @@ func TestPackRoundTripsOverTheCatalogue(t *testing.T) {
 				var back model.State
 				pk.Unpack(buf, &back)
 				require.Equal(t, s, back, d.Name())
-				fp := model.PackedFingerprint(buf)
+				fp, ok := pk.Fingerprint(&s)
+				require.True(t, ok)
 				if o, ok := seen[fp]; ok {
 					require.Equal(t, o, s, "%s: two states, one packed fingerprint", d.Name())
 				}
@@ -53,6 +54,8 @@ func TestPackRefusesAnUnusedSlot(t *testing.T) {
 	require.True(t, pk.Pack(&s, buf))
 	s.Clients[2].Read = 1
 	require.False(t, pk.Pack(&s, buf))
+	_, ok := pk.Fingerprint(&s)
+	require.False(t, ok)
 	s = model.Init(&d)
 	s.Nodes[1].Exp = 3
 	require.False(t, pk.Pack(&s, buf))
