@@ -177,7 +177,7 @@ func TestBrowserRendersTheTimeline(t *testing.T) {
 			}
 		}
 	}
-	require.Equal(t, []string{"row-tick", "row-client", "row-client", "row-client", "row-key", "row-unsafe"}, kinds)
+	require.Equal(t, []string{"row-tick", "row-client", "row-client", "row-client", "row-key", "row-storage", "row-unsafe"}, kinds)
 	ticks := facts.Rows[0].Cells
 	unsafe := facts.Rows[len(facts.Rows)-1]
 

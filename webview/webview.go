@@ -50,6 +50,7 @@ type tickInfo struct {
 	work   uint8               // clients working (between read and write)
 	done   uint8               // clients finished by the end of the tick
 	crash  uint8               // clients crashed by the end of the tick
+	end    model.State         // the state at the end of the tick
 }
 
 func columns(r *model.Run) []tickInfo {
@@ -66,6 +67,7 @@ func columns(r *model.Run) []tickInfo {
 			return
 		}
 		c := &cols[k]
+		c.end = *s
 		for i := 0; i < n; i++ {
 			cl := &s.Clients[i]
 			bit := uint8(1) << i
@@ -240,6 +242,10 @@ func Page(r *model.Run, info Info) []byte {
 					cls += " bad"
 					label = "✗ " + label
 				}
+				if st.Seq == info.ViolatedAt {
+					cls += " violation"
+					label = "⚑ " + label
+				}
 				text := fmt.Sprintf("step %d: %s", st.Seq, model.Describe(d, st))
 				lines = append(lines, text)
 				chips = append(chips, fmt.Sprintf("<span class=\"chip %s\" data-step=\"%d\" title=\"%s\">%s</span>", cls, st.Seq, esc(text), esc(label)))
@@ -282,6 +288,34 @@ func Page(r *model.Run, info Info) []byte {
 		}
 		title := fmt.Sprintf("t=%d: %s holds %s", c.row.Tick, strings.Join(who, ", then "), model.LockKey)
 		w("<td class=\"cell key\" data-tick=\"%d\" title=\"%s\"><div class=\"bar\">%s</div></td>", c.row.Tick, esc(title), strings.Join(segs, ""))
+	}
+	w("</tr>\n")
+	for k := 0; k < nodeLanes(d); k++ {
+		w("<tr class=\"row-node\" data-node=\"%d\"><th class=\"label\">node %d key</th>", k+1, k+1)
+		for _, c := range cols {
+			n := &c.end.Nodes[k]
+			title := fmt.Sprintf("t=%d: node %d: %s", c.row.Tick, k+1, nodeText(n))
+			cell := "<span class=\"seg none\">·</span>"
+			if n.Back != 0 {
+				cell = "<span class=\"seg down\">down</span>"
+			} else if n.Owner != 0 {
+				cell = fmt.Sprintf("<span class=\"seg c%d\">%s</span>", n.Owner-1, model.ClientName(int(n.Owner-1)))
+			}
+			w("<td class=\"cell key\" data-tick=\"%d\" title=\"%s\"><div class=\"bar\">%s</div></td>", c.row.Tick, esc(title), cell)
+		}
+		w("</tr>\n")
+	}
+	w("<tr class=\"row-storage\"><th class=\"label\">storage</th>")
+	prev := r.Init.Store
+	for _, c := range cols {
+		st := c.end.Store
+		cls := "cell storage"
+		if st != prev {
+			cls += " changed"
+		}
+		text := storageText(d, st)
+		w("<td class=\"%s\" data-tick=\"%d\" title=\"t=%d: %s\">%s</td>", cls, c.row.Tick, c.row.Tick, esc(text), esc(storageChip(d, st)))
+		prev = st
 	}
 	w("</tr>\n<tr class=\"row-unsafe\"><th class=\"label\">unsafe</th>")
 	for _, c := range cols {
@@ -358,6 +392,10 @@ func tickTitle(d *model.Design, c tickInfo) string {
 }
 
 const css = `body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em;color:#1f2937;background:#fff}
+.storage{font:12px ui-monospace,monospace;text-align:center;color:#374151}
+.storage.changed{background:#fef3c7;font-weight:700}
+.seg.down{background:#9ca3af;color:#fff}
+.chip.violation{outline:2px solid #dc2626;outline-offset:1px}
 .cause{font-weight:600;max-width:60em;border-left:4px solid #dc2626;padding-left:.6em}
 h1{font-size:1.3em;margin:0 0 .5em}
 h2{font-size:1.05em;margin:1.4em 0 .4em}
@@ -392,3 +430,53 @@ p.legend{font-size:.85em;color:#4b5563;max-width:60em}
 pre.story .bad{color:#b91c1c;font-weight:700}
 pre{font:13px/1.4 ui-monospace,"DejaVu Sans Mono",monospace;background:#f9fafb;padding:.6em;border-radius:4px;overflow-x:auto}
 `
+
+// nodeLanes is how many per-node rows the page draws: one per Redis node
+// for Redlock and for a primary with its replica, none for one node.
+func nodeLanes(d *model.Design) int {
+	switch d.Lock {
+	case model.LockRedlock:
+		return d.Nodes
+	case model.LockReplica:
+		return 2
+	}
+	return 0
+}
+
+func nodeText(n *model.Node) string {
+	if n.Back != 0 {
+		return fmt.Sprintf("down until t=%d", n.Back)
+	}
+	if n.Owner == 0 {
+		return fmt.Sprintf("no key; fence counter %d", n.Fence)
+	}
+	exp := "no expiry"
+	if n.Exp != 0 {
+		exp = fmt.Sprintf("expires at t=%d", n.Exp)
+	}
+	return fmt.Sprintf("key %s, %s; fence counter %d", model.LockValue(int(n.Owner-1)), exp, n.Fence)
+}
+
+// storageText is the storage at the end of a tick in words: the counter,
+// the writes it accepted, the highest token it has seen, the version.
+func storageText(d *model.Design, st model.Storage) string {
+	s := fmt.Sprintf("counter %d, %d writes accepted", st.Counter, st.Accepted)
+	if d.Storage != model.StoragePlain && d.Storage != model.StorageCAS {
+		s += fmt.Sprintf(", highest token seen %d", st.MaxTok)
+	}
+	if d.Storage == model.StorageCAS {
+		s += fmt.Sprintf(", version %d", st.Version)
+	}
+	return s
+}
+
+func storageChip(d *model.Design, st model.Storage) string {
+	s := fmt.Sprintf("%d", st.Counter)
+	if d.Storage != model.StoragePlain && d.Storage != model.StorageCAS {
+		s += fmt.Sprintf(" ≥#%d", st.MaxTok)
+	}
+	if d.Storage == model.StorageCAS {
+		s += fmt.Sprintf(" v%d", st.Version)
+	}
+	return s
+}

@@ -64,7 +64,7 @@ func TestPageRowsMatchTheRun(t *testing.T) {
 		for i := 0; i < r.Design.Clients; i++ {
 			want = append(want, "row-client")
 		}
-		want = append(want, "row-key", "row-unsafe")
+		want = append(want, "row-key", "row-storage", "row-unsafe")
 		require.Equal(t, want, kinds, "demo %d", n)
 
 		unsafeRow := rows[len(rows)-1][2]
@@ -140,4 +140,43 @@ func TestPageTellsTheCauseAndThePrevention(t *testing.T) {
 	plain := string(Page(r, Info{Title: "demo 2"}))
 	require.NotContains(t, plain, `id="cause"`)
 	require.NotContains(t, plain, `id="prevented"`)
+}
+
+// TestPageStorageRowNodeLanesAndViolation: the storage row gives the
+// counter and the highest token seen at the end of each tick, marking the
+// ticks where they changed; Redlock and the replica get a lane per node;
+// the step where the page's own property breaks is flagged.
+func TestPageStorageRowNodeLanesAndViolation(t *testing.T) {
+	dm, err := model.LoadDemo("3")
+	require.NoError(t, err)
+	r, err := model.Replay(&dm.Scenario.Design, dm.Scenario.Trace)
+	require.NoError(t, err)
+	at, ok := r.Violated("exclusive")
+	require.True(t, ok)
+	page := string(Page(r, Info{Title: "demo 3", Property: "exclusive", ViolatedAt: at}))
+	rows := rowRe.FindAllStringSubmatch(page, -1)
+	var storage string
+	for _, row := range rows {
+		if row[1] == "row-storage" {
+			storage = row[2]
+		}
+	}
+	require.NotEmpty(t, storage)
+	final := r.Final.Store
+	require.Contains(t, storage, fmt.Sprintf("counter %d, %d writes accepted, highest token seen %d", final.Counter, final.Accepted, final.MaxTok))
+	require.Contains(t, storage, `class="cell storage changed"`)
+	require.Equal(t, 1, strings.Count(page, ` violation" data-step="`+fmt.Sprint(at)+`"`), "the violating step is flagged, once")
+	require.Equal(t, 1, strings.Count(page, " violation\""))
+
+	for _, c := range []struct {
+		design string
+		lanes  int
+	}{{"redlock/cad/none/plain,clients=2,nodes=3", 3}, {"replica/cad/rw/max-token,pauses=0", 2}, {"demo2", 0}} {
+		d, err := model.ParseDesign(c.design)
+		require.NoError(t, err)
+		run, err := model.Replay(&d, []model.Action{{Kind: model.ActAcquire, Client: 0}})
+		require.NoError(t, err)
+		p := string(Page(run, Info{Title: c.design}))
+		require.Equal(t, c.lanes, strings.Count(p, `<tr class="row-node"`), c.design)
+	}
 }
