@@ -95,6 +95,8 @@ var Entries = []Entry{
 	// fencing for every service: an external counter beside Redlock and db
 	{"redlock/cad/rw/max-token,counter=external,clients=2,nodes=3", "Redlock plus an external fencing counter: lock-unsafe, data-safe"},
 	{"redlock/cad/rw/max-token,counter=external,clients=2,nodes=3,counter-crashes=1", "the fencing counter restarts empty: tokens repeat"},
+	{"redis/cad/none/plain,lock-delay=5", "Chubby's lock-delay shorter than the pause: the update is still lost"},
+	{"redis/cad/none/plain,lock-delay=8", "lock-delay covers the longest pause: one holder at a time, no update lost"},
 	{"redlock/cad/none/plain,clients=2,pauses=0,slow=1,nodes=3,renew=3", "a watchdog extends Redlock on a quorum: a slow job is saved"},
 	{"redlock/cad/none/plain,clients=2,nodes=3,renew=3", "Redlock's watchdog freezes with its paused worker"},
 	{"db/cad/rw/max-token,tx=outside,counter=external", "a row lock's work outside its transaction, fenced by an external counter"},

@@ -292,6 +292,7 @@ type Design struct {
 	ClientJumps     int // fault budget: jumps of a client's own clock
 	ClientJumpTicks int // how far a client's clock jumps (negative: back, so it thinks less time passed)
 
+	LockDelayTicks   int // Chubby's lock-delay: after a holder's key expires, nobody may take it for this many ticks
 	StorageFailovers int // fault budget: the storage fails over to its lagging replica
 	StaleReads       int // fault budget: reads served by the storage's lagging replica
 	CounterCrashes   int // fault budget: the external fencing counter restarts empty (counter=external)
@@ -440,6 +441,7 @@ var intParams = []intParam{
 	{"client-jumps", 0, 2, 0, func(d *Design) *int { return &d.ClientJumps }, "fault budget: jumps of a client's own clock (check=validity, redlock)"},
 	{"client-jump", -MaxWaitTicks, MaxWaitTicks, -5, func(d *Design) *int { return &d.ClientJumpTicks }, "ticks a client's clock jumps (negative: back, it thinks less time passed)"},
 	{"storage-failovers", 0, 1, 0, func(d *Design) *int { return &d.StorageFailovers }, "fault budget: the storage fails over to its asynchronous replica (what it had not received is lost, the highest token too)"},
+	{"lock-delay", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.LockDelayTicks }, "Chubby's lock-delay (redis, etcd): after a holder's key or lease expires, nobody may take the lock for this many ticks (a release frees it at once)"},
 	{"counter-crashes", 0, 2, 0, func(d *Design) *int { return &d.CounterCrashes }, "fault budget: the external fencing counter's node crashes and restarts empty (counter=external)"},
 	{"stale-reads", 0, 2, 0, func(d *Design) *int { return &d.StaleReads }, "fault budget: reads served by the storage's lagging replica (writes still go to the primary)"},
 }
@@ -462,6 +464,7 @@ var kindParams = map[string][]LockKind{
 	"tx":           {LockDB},
 	"reenter":      {LockRedis, LockReplica},
 	"counter":      {LockRedlock, LockDB},
+	"lock-delay":   {LockRedis, LockEtcd},
 }
 
 // kindReleases and kindFences restrict the path parts by lock service.

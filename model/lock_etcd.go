@@ -23,6 +23,9 @@ func describeEtcdAcquire(d *Design, st *StepRecord) string {
 	if ev.Result == ResOK {
 		return s + " → OK" + tokenSuffix(d, ev.Token, "revision")
 	}
+	if n := &st.Before.Nodes[0]; n.Owner == 0 && n.Hold != 0 {
+		return s + fmt.Sprintf(" → refused: lock-delay after an expired lease, free at t=%d; retry at t=%d", n.Hold, int(ev.Now)+1)
+	}
 	return s + fmt.Sprintf(" → the key is %s; retry at t=%d", owner(ev.Other), int(ev.Now)+1)
 }
 

@@ -24,7 +24,7 @@ func keyAcquire(d *Design, s *State, i int, ev *Event) {
 		unreachable(s, i, ev)
 		return
 	}
-	if key.Back != 0 || (key.Owner != 0 && d.Bug != BugSetWithoutNX) {
+	if key.Back != 0 || (key.Owner != 0 && d.Bug != BugSetWithoutNX) || key.Hold != 0 {
 		refuse(d, s, i, ev)
 		return
 	}
@@ -220,6 +220,8 @@ func describeKeyAcquire(d *Design, st *StepRecord) string {
 		switch {
 		case st.Before.Nodes[0].Back != 0:
 			return cmd + fmt.Sprintf(" → error (node down); retry at t=%d", int(ev.Now)+1)
+		case st.Before.Nodes[0].Owner == 0 && st.Before.Nodes[0].Hold != 0:
+			return cmd + fmt.Sprintf(" → refused: lock-delay after an expired holder, free at t=%d; retry at t=%d", st.Before.Nodes[0].Hold, int(ev.Now)+1)
 		case d.Wait == WaitNotify:
 			return cmd + " → (nil), the key is " + owner(ev.Other) + "; sleeps until a release notice"
 		}
@@ -299,4 +301,12 @@ func describeKeyRelease(d *Design, st *StepRecord) string {
 		return "DEL " + LockKey + " → 1"
 	}
 	return "DEL " + LockKey + " → 0"
+}
+
+// lockDelay is Chubby's lock-delay (lock-delay=N): the key of a holder that
+// failed to renew it (it expired, or a clock jump ended it) may not be
+// taken by anyone for N ticks, so that a holder that was only slow or
+// paused has time to notice; a release frees the lock at once.
+func lockDelay(d *Design, s *State, n *Node) {
+	n.Hold = s.Now + uint8(d.LockDelayTicks)
 }

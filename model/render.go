@@ -147,7 +147,11 @@ func RenderSteps(r *Run) string {
 	steps := r.Steps
 	for k := 0; k < len(steps); {
 		if from, to, who, holder, next := pollRun(steps, k); next > k {
-			fmt.Fprintf(&b, "t=%d..%d %s: %s every tick, the key is %s\n", from, to, who, pollWords(d), owner(holder))
+			what := "the key is " + owner(holder)
+			if n := &steps[k].Before.Nodes[0]; holder == 0 && n.Hold != 0 {
+				what = fmt.Sprintf("no key, but lock-delay holds the lock back until t=%d", n.Hold)
+			}
+			fmt.Fprintf(&b, "t=%d..%d %s: %s every tick, %s\n", from, to, who, pollWords(d), what)
 			k = next
 			continue
 		}

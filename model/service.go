@@ -141,6 +141,9 @@ func expireKey(d *Design, s *State, k int, ev *Event) {
 		return
 	}
 	expiredHeld(s, int(o-1), ev)
+	if d.LockDelayTicks > 0 && k == 0 {
+		lockDelay(d, s, n)
+	}
 	if k == 0 && (d.Lock == LockDB || d.Lock == LockEtcd) {
 		unlock(d, s, n) // the server ends the session / lease: waiters wake
 		return

@@ -69,7 +69,7 @@ type Node struct {
 	Owner uint8  // who holds lock:order-42: 0 nobody, i+1 client i
 	Exp   uint8  // tick at which the key is gone; 0 = no expiry (db: idle deadline)
 	Back  uint8  // a crashed node is down until this tick; 0 = up
-	Spare uint8  // reserved (keeps State free of padding)
+	Hold  uint8  // lock-delay: after its holder's key expired, nobody may take it before this tick; 0 none
 }
 
 // Storage is the database that holds the counter.

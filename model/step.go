@@ -685,6 +685,9 @@ func tick(d *Design, s *State, ev *Event) {
 			n.Back = 0
 			ev.Flags |= EvNodeBack
 		}
+		if n.Hold == s.Now { // lock-delay over (only lock-delay designs set Hold)
+			n.Hold = 0
+		}
 		if n.Owner != 0 && n.Exp == s.Now {
 			expireKey(d, s, k, ev)
 		}
