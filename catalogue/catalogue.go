@@ -95,6 +95,8 @@ var Entries = []Entry{
 	// fencing for every service: an external counter beside Redlock and db
 	{"redlock/cad/rw/max-token,counter=external,clients=2,nodes=3", "Redlock plus an external fencing counter: lock-unsafe, data-safe"},
 	{"redlock/cad/rw/max-token,counter=external,clients=2,nodes=3,counter-crashes=1", "the fencing counter restarts empty: tokens repeat"},
+	{"redis/cad/none/plain,pauses=0,renew=3,hangs=1", "a hung worker stops its own watchdog: its lock expires, the others go on"},
+	{"redis/cad/none/plain,watchdog=thread,pauses=0,renew=3,hangs=1", "a watchdog thread renews a hung worker's lock for ever: a progress failure, not a safety one"},
 	{"redis/cad/none/plain,lock-delay=5", "Chubby's lock-delay shorter than the pause: the update is still lost"},
 	{"redis/cad/none/plain,lock-delay=8", "lock-delay covers the longest pause: one holder at a time, no update lost"},
 	{"redlock/cad/none/plain,clients=2,pauses=0,slow=1,nodes=3,renew=3", "a watchdog extends Redlock on a quorum: a slow job is saved"},

@@ -609,6 +609,14 @@ var knobs = []knob{
 			}
 			return 1, "a nested plain SET NX"
 		}),
+	wordKnob("watchdog", words(func(i int) model.WatchdogMode { return model.WatchdogMode(i) }),
+		func(d *model.Design) string { return d.Watchdog.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "thread" {
+				return 1, "renew in a thread of its own (it outlives a hung worker: that lock is never freed)"
+			}
+			return 1, "renew in the worker (it stops when the worker hangs)"
+		}),
 	wordKnob("counter", words(func(i int) model.CounterMode { return model.CounterMode(i) }),
 		func(d *model.Design) string { return d.Counter.String() },
 		func(d *model.Design, from, to string) (int, string) {

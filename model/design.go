@@ -209,6 +209,19 @@ const (
 	numCounterModes
 )
 
+// WatchdogMode is where the lock's renewal runs (renew=k).
+type WatchdogMode uint8
+
+const (
+	// WatchdogWorker: renewal runs in the worker; it stops when the worker does.
+	WatchdogWorker WatchdogMode = iota
+	// WatchdogThread: renewal runs in a thread (or sidecar) of its own that
+	// keeps renewing while the worker is stuck (a hang): the lock is then
+	// never freed. A pause (GC, VM) still freezes the whole process.
+	WatchdogThread
+	numWatchdogModes
+)
+
 // Place restricts where a fault may fall: right before the client's next
 // step of that kind (PlaceAny: anywhere).
 type Place uint8
@@ -241,19 +254,20 @@ const (
 
 // Design is one choice on each axis, plus the numbers and the fault budget.
 type Design struct {
-	Lock    LockKind
-	Acquire AcquireMode
-	Release ReleaseMode
-	Fence   FenceMode
-	Storage StorageMode
-	Clock   ClockMode
-	Quorum  Quorum      // redlock
-	Check   CheckMode   // every lock
-	Wait    WaitMode    // redis, replica
-	Tx      TxMode      // db
-	Reenter ReenterMode // redis, replica
-	Counter CounterMode // redlock, db: where the fencing token comes from
-	Bug     Bug         // a planted bug (testing the testers); BugNone in real designs
+	Lock     LockKind
+	Acquire  AcquireMode
+	Release  ReleaseMode
+	Fence    FenceMode
+	Storage  StorageMode
+	Clock    ClockMode
+	Quorum   Quorum       // redlock
+	Check    CheckMode    // every lock
+	Wait     WaitMode     // redis, replica
+	Tx       TxMode       // db
+	Reenter  ReenterMode  // redis, replica
+	Counter  CounterMode  // redlock, db: where the fencing token comes from
+	Watchdog WatchdogMode // renew=k: where the renewal runs
+	Bug      Bug          // a planted bug (testing the testers); BugNone in real designs
 
 	Partition PartitionMode // what a partition cuts a client off from
 	PauseAt   Place         // where a pause may fall
@@ -292,6 +306,7 @@ type Design struct {
 	ClientJumps     int // fault budget: jumps of a client's own clock
 	ClientJumpTicks int // how far a client's clock jumps (negative: back, so it thinks less time passed)
 
+	Hangs            int // fault budget: workers that hang for good (their watchdog thread, if any, goes on)
 	LockDelayTicks   int // Chubby's lock-delay: after a holder's key expires, nobody may take it for this many ticks
 	StorageFailovers int // fault budget: the storage fails over to its lagging replica
 	StaleReads       int // fault budget: reads served by the storage's lagging replica
@@ -365,6 +380,10 @@ var (
 		"token-checking storage records tokens but never refuses",
 		"max-token storage forgets the tokens of reads",
 		"keys live one tick less than their TTL (off by one)",
+	}}
+	watchdogAxis = axis{"watchdog", []string{"worker", "thread"}, []string{
+		"renew=k: the renewal runs in the worker and stops with it (default)",
+		"renew=k: the renewal runs in a thread of its own that outlives a hung worker (a pause still freezes both)",
 	}}
 	counterAxis = axis{"counter", []string{"service", "external"}, []string{
 		"the fencing token is the lock service's own counter (default; redlock and db have none)",
@@ -441,6 +460,7 @@ var intParams = []intParam{
 	{"client-jumps", 0, 2, 0, func(d *Design) *int { return &d.ClientJumps }, "fault budget: jumps of a client's own clock (check=validity, redlock)"},
 	{"client-jump", -MaxWaitTicks, MaxWaitTicks, -5, func(d *Design) *int { return &d.ClientJumpTicks }, "ticks a client's clock jumps (negative: back, it thinks less time passed)"},
 	{"storage-failovers", 0, 1, 0, func(d *Design) *int { return &d.StorageFailovers }, "fault budget: the storage fails over to its asynchronous replica (what it had not received is lost, the highest token too)"},
+	{"hangs", 0, MaxClients, 0, func(d *Design) *int { return &d.Hangs }, "fault budget: workers that hang for good (renew=k; with watchdog=thread their lock is renewed for ever)"},
 	{"lock-delay", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.LockDelayTicks }, "Chubby's lock-delay (redis, etcd): after a holder's key or lease expires, nobody may take the lock for this many ticks (a release frees it at once)"},
 	{"counter-crashes", 0, 2, 0, func(d *Design) *int { return &d.CounterCrashes }, "fault budget: the external fencing counter's node crashes and restarts empty (counter=external)"},
 	{"stale-reads", 0, 2, 0, func(d *Design) *int { return &d.StaleReads }, "fault budget: reads served by the storage's lagging replica (writes still go to the primary)"},
@@ -465,6 +485,7 @@ var kindParams = map[string][]LockKind{
 	"reenter":      {LockRedis, LockReplica},
 	"counter":      {LockRedlock, LockDB},
 	"lock-delay":   {LockRedis, LockEtcd},
+	"watchdog":     {LockRedis, LockReplica, LockEtcd, LockRedlock},
 }
 
 // kindReleases and kindFences restrict the path parts by lock service.
@@ -504,6 +525,7 @@ func (m WaitMode) String() string      { return word(waitAxis, int(m)) }
 func (m TxMode) String() string        { return word(txAxis, int(m)) }
 func (m ReenterMode) String() string   { return word(reenterAxis, int(m)) }
 func (m CounterMode) String() string   { return word(counterAxis, int(m)) }
+func (m WatchdogMode) String() string  { return word(watchdogAxis, int(m)) }
 func (m PartitionMode) String() string { return word(partitionAxis, int(m)) }
 func (p Place) String() string         { return word(pauseAtAxis, int(p)) }
 
@@ -549,6 +571,9 @@ func (d Design) Name() string {
 	}
 	if d.Counter != CounterService {
 		b.WriteString(",counter=" + d.Counter.String())
+	}
+	if d.Watchdog != WatchdogWorker {
+		b.WriteString(",watchdog=" + d.Watchdog.String())
 	}
 	if d.Bug != BugNone {
 		b.WriteString(",bug=" + d.Bug.String())
@@ -680,6 +705,10 @@ func (d *Design) set(k, v string) error {
 		i, err := reenterAxis.parse(v)
 		d.Reenter = ReenterMode(i)
 		return err
+	case "watchdog":
+		i, err := watchdogAxis.parse(v)
+		d.Watchdog = WatchdogMode(i)
+		return err
 	case "counter":
 		i, err := counterAxis.parse(v)
 		d.Counter = CounterMode(i)
@@ -715,7 +744,7 @@ func (d Design) Validate() error {
 	if int(d.Lock) >= int(numLockKinds) || int(d.Acquire) >= int(numAcquireModes) || int(d.Release) >= int(numReleaseModes) ||
 		int(d.Fence) >= int(numFenceModes) || int(d.Storage) >= int(numStorageModes) || int(d.Clock) >= int(numClockModes) || int(d.Bug) >= int(numBugs) ||
 		int(d.Quorum) >= int(numQuorums) || int(d.Check) >= int(numCheckModes) || int(d.Wait) >= int(numWaitModes) || int(d.Tx) >= int(numTxModes) ||
-		int(d.Reenter) >= int(numReenterModes) || int(d.Counter) >= int(numCounterModes) || int(d.Partition) >= int(numPartitionModes) ||
+		int(d.Reenter) >= int(numReenterModes) || int(d.Counter) >= int(numCounterModes) || int(d.Watchdog) >= int(numWatchdogModes) || int(d.Partition) >= int(numPartitionModes) ||
 		int(d.PauseAt) >= int(numPlaces) || int(d.DelayAt) >= int(numPlaces) || int(d.LoseAt) >= int(numPlaces) || int(d.CrashAt) >= int(numPlaces) {
 		return designErr("design has an axis value out of range")
 	}
@@ -731,8 +760,8 @@ func (d Design) Validate() error {
 			}
 		}
 	}
-	words := map[string]bool{"acquire": d.Acquire != AcquireScript, "quorum": d.Quorum != QuorumMajority, "wait": d.Wait != WaitPoll, "tx": d.Tx != TxInside, "reenter": d.Reenter != ReenterNone, "counter": d.Counter != CounterService}
-	for _, k := range []string{"acquire", "quorum", "wait", "tx", "reenter", "counter"} {
+	words := map[string]bool{"acquire": d.Acquire != AcquireScript, "quorum": d.Quorum != QuorumMajority, "wait": d.Wait != WaitPoll, "tx": d.Tx != TxInside, "reenter": d.Reenter != ReenterNone, "counter": d.Counter != CounterService, "watchdog": d.Watchdog != WatchdogWorker}
+	for _, k := range []string{"acquire", "quorum", "wait", "tx", "reenter", "counter", "watchdog"} {
 		if words[k] {
 			if err := d.applies(k); err != nil {
 				return err
@@ -795,7 +824,7 @@ func joinWords[T fmt.Stringer](xs []T) string {
 }
 
 func paramNames() string {
-	names := []string{"acquire", "clock", "quorum", "check", "wait", "tx", "reenter", "counter", "bug", "partition", "pause-at", "delay-at", "lose-at", "crash-at"}
+	names := []string{"acquire", "clock", "quorum", "check", "wait", "tx", "reenter", "counter", "watchdog", "bug", "partition", "pause-at", "delay-at", "lose-at", "crash-at"}
 	for _, p := range intParams {
 		names = append(names, p.name)
 	}
@@ -815,7 +844,7 @@ func clip(s string) string {
 func DescribeAxes() string {
 	var b strings.Builder
 	b.WriteString("A design name is lock/release/fence/storage[,key=value…], e.g. redis/cad/rw/max-token,ttl=10,work=2\n\n")
-	for _, a := range []axis{lockAxis, releaseAxis, fenceAxis, storageAxis, acquireAxis, clockAxis, quorumAxis, checkAxis, waitAxis, txAxis, reenterAxis, counterAxis, partitionAxis, pauseAtAxis, delayAtAxis, loseAtAxis, crashAtAxis, bugAxis} {
+	for _, a := range []axis{lockAxis, releaseAxis, fenceAxis, storageAxis, acquireAxis, clockAxis, quorumAxis, checkAxis, waitAxis, txAxis, reenterAxis, counterAxis, watchdogAxis, partitionAxis, pauseAtAxis, delayAtAxis, loseAtAxis, crashAtAxis, bugAxis} {
 		kind := "path part"
 		if a.name != "lock" && a.name != "release" && a.name != "fence" && a.name != "storage" {
 			kind = "parameter " + a.name + "=…, default " + a.values[0]

@@ -113,3 +113,52 @@ func describeCrash(before *Client) string {
 	}
 	return "crashes"
 }
+
+// hangActions: client i's worker hangs for good (hangs=N), while the budget
+// lasts (the hung clients are counted by their FlagHung).
+func hangActions(d *Design, s *State, i int, buf []Action) []Action {
+	c := &s.Clients[i]
+	if c.Flags&FlagInFlight != 0 || c.Phase == PhaseArrive || c.Stray != 0 {
+		return buf
+	}
+	hung := 0
+	for j := 0; j < d.Clients; j++ {
+		if s.Clients[j].Flags&FlagHung != 0 {
+			hung++
+		}
+	}
+	if hung < d.Hangs {
+		buf = append(buf, Action{Kind: ActHang, Client: uint8(i)})
+	}
+	return buf
+}
+
+// hang: client i's worker is stuck for good (a deadlock, a blocking call
+// that never returns). With watchdog=worker the renewal stops with it and
+// its lock expires, as after a crash; with watchdog=thread the watchdog
+// goes on renewing, so its keys never expire: the lock is never freed.
+func hang(d *Design, s *State, i int, ev *Event) {
+	c := &s.Clients[i]
+	old := *c
+	*c = Client{Phase: PhaseCrashed, Flags: FlagHung}
+	crashed(d, s, i, old)
+	if d.Watchdog != WatchdogThread || !old.Believes() {
+		return
+	}
+	for k := 0; k < lockNodes(d); k++ {
+		if n := &s.Nodes[k]; n.Owner == uint8(i+1) {
+			n.Exp = 0 // renewed for ever by its own thread
+			ev.Value++
+		}
+	}
+}
+
+func describeHang(d *Design, st *StepRecord) string {
+	if d.Watchdog != WatchdogThread {
+		return "its worker hangs for good; the watchdog runs in the worker and stops with it"
+	}
+	if st.Event.Value == 0 {
+		return "its worker hangs for good; its watchdog thread has no key to renew"
+	}
+	return "its worker hangs for good; its watchdog thread goes on renewing the key for ever: it never expires"
+}

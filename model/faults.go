@@ -80,6 +80,12 @@ func (d Design) faultsApply() error {
 	if d.ClientJumps > 0 && !usesClientClock(&d) {
 		return designErr("design parameter client-jumps applies only to check=validity or lock redlock (a client that reads its clock)")
 	}
+	if d.Watchdog != WatchdogWorker && d.RenewTicks == 0 {
+		return designErr("design parameter watchdog=%s applies only with renew ≥ 1", d.Watchdog)
+	}
+	if d.Hangs > 0 && d.RenewTicks == 0 {
+		return designErr("design parameter hangs applies only with renew ≥ 1: without a watchdog a hung worker is a crash (use crashes)")
+	}
 	if d.CounterCrashes > 0 && d.Counter != CounterExternal {
 		return designErr("design parameter counter-crashes applies only with counter=external (redlock, db)")
 	}
@@ -173,6 +179,9 @@ func BudgetText(d *Design) string {
 	}
 	if d.ClientJumps > 0 {
 		faults = append(faults, budgetWords(d.ClientJumps, "client clock jump", "client clock jumps")+fmt.Sprintf(" of %+d ticks", d.ClientJumpTicks))
+	}
+	if d.Hangs > 0 {
+		faults = append(faults, budgetWords(d.Hangs, "hung worker", "hung workers")+" (watchdog in the "+d.Watchdog.String()+")")
 	}
 	if d.CounterCrashes > 0 {
 		faults = append(faults, budgetWords(d.CounterCrashes, "fencing-counter crash", "fencing-counter crashes")+" (restarting empty)")

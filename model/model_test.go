@@ -68,6 +68,8 @@ func TestBadDesignNames(t *testing.T) {
 		"redis/cad/rw/max-token,counter=external":  "counter does not apply to lock redis",
 		"redlock/cad/none/plain,counter-crashes=1": "counter-crashes applies only with counter=external",
 		"zookeeper/cad/none/plain,lock-delay=3":    "lock-delay does not apply to lock zookeeper",
+		"redis/cad/none/plain,watchdog=thread":     "watchdog=thread applies only with renew ≥ 1",
+		"redis/cad/none/plain,hangs=1":             "hangs applies only with renew ≥ 1",
 		"redis/cad/rw/plain,stale-reads=3":         "stale-reads=\"3\": want a whole number from 0 to 2",
 	}
 	for name, want := range cases {
@@ -84,7 +86,8 @@ func FuzzParseDesign(f *testing.F) {
 		"redis/del/none/plain,losses=1,timeout=3,lose-at=release", "redis/cad/none/plain,check=validity,pause-at=check,client-jumps=1,client-jump=-7",
 		"redis/cad/none/plain,delays=1,delay-at=acquire,timeout=2", "db/cad/none/plain,partition=storage,partitions=1", "redis/cad/none/plain,crash-at=expire",
 		"redis/cad/rw/max-token,storage-failovers=1", "redis/cad/none/cas,stale-reads=2", "db/cad/none/plain,stale-reads=1", "redis/cad/rw/max-token,storage-failovers=2",
-		"redlock/cad/rw/max-token,counter=external,counter-crashes=1", "db/cad/write/cond-update,tx=outside,counter=external", "redlock/cad/none/plain,counter=service", "redlock/cad/none/plain,renew=3,quorum=all", "redis/cad/none/plain,lock-delay=8", "etcd/cad/none/plain,lock-delay=5,renew=3", "zookeeper/cad/none/plain,lock-delay=3"} {
+		"redlock/cad/rw/max-token,counter=external,counter-crashes=1", "db/cad/write/cond-update,tx=outside,counter=external", "redlock/cad/none/plain,counter=service", "redlock/cad/none/plain,renew=3,quorum=all", "redis/cad/none/plain,lock-delay=8", "etcd/cad/none/plain,lock-delay=5,renew=3", "zookeeper/cad/none/plain,lock-delay=3",
+		"redis/cad/none/plain,watchdog=thread,renew=3,hangs=1", "redis/cad/none/plain,watchdog=thread", "redis/cad/none/plain,hangs=1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
@@ -107,7 +110,7 @@ func FuzzParseScenario(f *testing.F) {
 		text, _ := scenarioFiles.ReadFile("scenarios/demo" + string(rune('0'+n)) + ".txt")
 		f.Add(string(text))
 	}
-	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "stale-read", "lock-delay", "redlock-counter", "redlock-renew"} {
+	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker"} {
 		text, _ := scenarioFiles.ReadFile("scenarios/" + n + ".txt")
 		f.Add(string(text))
 	}

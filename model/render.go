@@ -92,6 +92,8 @@ func describeClientStep(d *Design, st *StepRecord) string {
 		return describePause(d, ev, a.Arg)
 	case ActSlow:
 		return describeSlow(d)
+	case ActHang:
+		return describeHang(d, st)
 	case ActCrash:
 		return describeCrash(&st.Before.Clients[a.Client])
 	case ActDelay:

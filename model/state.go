@@ -40,6 +40,7 @@ const (
 	FlagStrayDel                    // its stray copy (Stray) is a release, not a write
 	FlagOldSide                     // replica split brain: it talks to the old primary (node 1), cut off with it
 	FlagReply                       // its acquire was applied; the reply is held in the network until Ready
+	FlagHung                        // hangs=N: its worker hung for good (PhaseCrashed); counts the hangs used
 )
 
 // Client is one client process and its job. All fields are bytes or

@@ -38,6 +38,7 @@ const (
 	ActStorageFailover                   // fault: the storage's replica is promoted, losing what it had not received
 	ActStaleRead                         // fault: the client's read is served by the storage's lagging replica
 	ActCounterCrash                      // fault: the external fencing counter's node crashes and restarts empty
+	ActHang                              // fault: the client's worker hangs for good; a watchdog thread of its own (watchdog=thread) goes on renewing
 	numActionKinds
 )
 
@@ -89,6 +90,7 @@ var actionTable = [numActionKinds]actionFacts{
 	ActStorageFailover: {"storage-failover", false, true, argNone},
 	ActStaleRead:       {"stale-read", true, true, argNone},
 	ActCounterCrash:    {"counter-crash", false, true, argNone},
+	ActHang:            {"hang", true, true, argNone},
 }
 
 func (k ActionKind) String() string {
@@ -363,6 +365,9 @@ func Actions(d *Design, s *State, buf []Action) []Action {
 			if d.StaleReads > 0 {
 				buf = staleReadActions(d, s, i, buf)
 			}
+			if d.Hangs > 0 {
+				buf = hangActions(d, s, i, buf)
+			}
 		}
 		buf = partitionActions(d, s, i, buf) // a client may be cut off before it starts
 	}
@@ -441,6 +446,8 @@ func Step(d *Design, s State, a Action) (State, Event) {
 		partition(d, &s, int(a.Client), a.Arg)
 	case ActSkew:
 		skew(d, &s, int(a.Client))
+	case ActHang:
+		hang(d, &s, int(a.Client), &ev)
 	case ActArrive:
 		arrive(d, &s, int(a.Client), &ev)
 	case ActStorageSync:

@@ -145,7 +145,7 @@ func Vacuity(p *Property, c *Coverage) string {
 		}
 		return "no lock expired or was lost while held and no release reached another's lock"
 	case "progress":
-		if c.Kinds&(1<<ActCrash) != 0 {
+		if c.Kinds&(1<<ActCrash|1<<ActHang) != 0 {
 			return ""
 		}
 		return "no lock expired or was lost while held and no client crashed"

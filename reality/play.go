@@ -234,6 +234,9 @@ func Playable(d *model.Design) error {
 	if d.Partitions > 0 || d.Losses > 0 || d.TimeoutTicks > 0 || d.ClientJumps > 0 {
 		return fmt.Errorf("design %s: partitions, lost replies, resends and client clock jumps are not played for real yet; set partitions=0, losses=0, timeout=0, client-jumps=0", d.Name())
 	}
+	if d.Hangs > 0 {
+		return fmt.Errorf("design %s: hung workers are not played for real yet; set hangs=0", d.Name())
+	}
 	if d.LockDelayTicks > 0 {
 		return fmt.Errorf("design %s: lock-delay is a lock-server feature (Chubby) that Redis and etcd do not have; set lock-delay=0", d.Name())
 	}
