@@ -10,6 +10,10 @@
 #                                    > 300 s and 7 GB: SPIN4=1 runs it anyway for CAP
 #                                    seconds; NOSYM=1 adds lockcheck without symmetry:
 #                                    about 2 minutes and 12 GB)
+#   CLIENTS=5 bench/spin_compare.sh  5 clients: lockcheck with symmetry only
+#   REDLOCK=1 bench/spin_compare.sh  adds a row: `explore check -design
+#                                    redlock/cad/none/plain,clients=4`, all properties
+#                                    (121 M states; there is no SPIN model of Redlock)
 #
 # Needs spin, gcc, go, python3 and GNU time (/usr/bin/time). The Promela model
 # is read from SPIN_DIR (default: ../shared/baselines/spin next to the repo)
@@ -64,10 +68,27 @@ wall, rss = float(re.findall(r"WALL ([\d.]+)", err)[-1]), int(re.findall(r"RSS (
 st = j["stats"]
 sym = "symmetry" if sys.argv[3] == "true" else "no symmetry"
 print(f"| lockcheck, {sym} | {j['results'][0]['status']} | {st['distinct']:,} | {st['transitions']:,} | {wall:.2f} | "
-      f"{st['distinct']/st['seconds']/1e6:.2f} M | {rss:,.0f} | {st['bytes_per_state']:.1f} (tables) |")
+      f"{st['distinct']/st['seconds']/1e6:.2f} M | {rss:,.0f} | {st['bytes_per_state']:.1f} tables, {rss*2**20/st['distinct']:.0f} resident |")
 EOF
 )")
 done
+
+if [ "${REDLOCK:-}" = 1 ]; then
+	RDESIGN="redlock/cad/none/plain,clients=4"
+	/usr/bin/time -f 'WALL %e RSS %M' "$TMP/explore" check -design "$RDESIGN" \
+		-workers "$WORKERS" -json > "$TMP/rl.json" 2> "$TMP/rl.err" || true
+	rows+=("$(python3 - "$TMP/rl.json" "$TMP/rl.err" "$RDESIGN" <<'EOF'
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+err = open(sys.argv[2]).read()
+wall, rss = float(re.findall(r"WALL ([\d.]+)", err)[-1]), int(re.findall(r"RSS (\d+)", err)[-1]) / 1024
+st = j["stats"]
+verdicts = ", ".join(sorted({r["status"] for r in j["results"]}))
+print(f"| lockcheck, {sys.argv[3]}, all properties | {verdicts} | {st['distinct']:,} | {st['transitions']:,} | {wall:.2f} | "
+      f"{st['distinct']/st['seconds']/1e6:.2f} M | {rss:,.0f} | {st['bytes_per_state']:.1f} tables, {rss*2**20/st['distinct']:.0f} resident |")
+EOF
+)")
+fi
 
 echo "design $DESIGN, property no-lost-update, $(nproc) cores, $(date -u +%Y-%m-%d)"
 echo
