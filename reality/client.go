@@ -490,30 +490,22 @@ func (c *client) program(ctx context.Context, ob *Obs, now int) error {
 			c.finish()
 			break
 		}
-		if c.zk != nil { // delete its node, if its session kept it
-			if err := c.lookBefore(ctx, ob); err != nil {
-				return err
-			}
-			ok, err := c.zk.release(ctx)
-			if err != nil {
-				return err
-			}
-			n := int64(0)
-			if ok {
-				n = 1
-			}
-			if err := c.deleted(ctx, ob, n); err != nil {
-				return err
-			}
-			c.finish()
-			break
+		// ZooKeeper: delete its node, if its session kept it; etcd: delete
+		// its key if still its own (the only release etcd designs have)
+		var own interface {
+			release(ctx context.Context) (bool, error)
 		}
-		if c.etcd != nil {
-			// delete its key if still its own (the only release etcd designs have)
+		switch {
+		case c.zk != nil:
+			own = c.zk
+		case c.etcd != nil:
+			own = c.etcd
+		}
+		if own != nil {
 			if err := c.lookBefore(ctx, ob); err != nil {
 				return err
 			}
-			ok, err := c.etcd.release(ctx)
+			ok, err := own.release(ctx)
 			if err != nil {
 				return err
 			}
