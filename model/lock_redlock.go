@@ -173,7 +173,7 @@ func describeRedlockAcquire(d *Design, st *StepRecord) string {
 		if c.Asked == 0 { // the first node: the attempt starts now
 			c.Since, c.Skew = ev.Now, 0
 		}
-		left := int(c.Since) + d.TTLTicks - d.DriftTicks - (int(ev.Now) + int(c.Skew))
+		left := validityLeft(d, &st.Before, &c) // Before.Now is the step's tick
 		if ev.Flags&EvWon != 0 {
 			s += fmt.Sprintf("; lock won, validity %d ticks", left)
 		} else {
