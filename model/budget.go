@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -163,3 +164,33 @@ func WithPauses(d Design, pauses, maxPause int) Design {
 
 // DerivedMaxPause is the max-pause d's TTL and work derive (the default).
 func DerivedMaxPause(d *Design) int { return derivedDefault(d, "max-pause", d.MaxPauseTicks) }
+
+// Setting is one numeric design parameter given apart from the name, as a
+// command-line flag gives it (-max-pause 30).
+type Setting struct {
+	Name  string
+	Value int
+}
+
+// Override sets the given parameters of d, then derives again those derived
+// parameters that were at their defaults and are not among them, as
+// ParseDesign does for a name: -max-pause 30 lengthens the horizon exactly
+// as max-pause=30 in the name would. The result is validated.
+func Override(d Design, settings ...Setting) (Design, error) {
+	at := atDefaults(&d)
+	given := map[string]bool{}
+	for _, s := range settings {
+		if given[s.Name] {
+			return Design{}, designErr("design parameter %q given twice", clip(s.Name))
+		}
+		given[s.Name] = true
+		if err := d.set(s.Name, strconv.Itoa(s.Value)); err != nil {
+			return Design{}, err
+		}
+	}
+	rederive(&d, given, at)
+	if err := d.Validate(); err != nil {
+		return Design{}, err
+	}
+	return d, nil
+}

@@ -45,17 +45,43 @@ const (
 	maxWorkersFlag = 256
 )
 
-// designFlags are the flags that override a number of the design.
-var designFlags = []struct {
-	name, usage string
-	field       func(*model.Design) *int
-}{
-	{"horizon", "last tick (design parameter horizon)", func(d *model.Design) *int { return &d.HorizonTicks }},
-	{"pauses", "fault budget: pauses per run (design parameter pauses)", func(d *model.Design) *int { return &d.Pauses }},
-	{"max-pause", "longest pause in ticks (design parameter max-pause)", func(d *model.Design) *int { return &d.MaxPauseTicks }},
-	{"crashes", "fault budget: client crashes per run (design parameter crashes)", func(d *model.Design) *int { return &d.Crashes }},
-	{"slow", "fault budget: slow jobs per run (design parameter slow)", func(d *model.Design) *int { return &d.SlowJobs }},
-	{"clients", "clients, one job each (design parameter clients)", func(d *model.Design) *int { return &d.Clients }},
+// designFlags are the flags that override a number of the design, each a
+// design parameter of the same name.
+var designFlags = []struct{ name, usage string }{
+	{"horizon", "last tick (design parameter horizon)"},
+	{"pauses", "fault budget: pauses per run (design parameter pauses)"},
+	{"max-pause", "longest pause in ticks (design parameter max-pause)"},
+	{"crashes", "fault budget: client crashes per run (design parameter crashes)"},
+	{"slow", "fault budget: slow jobs per run (design parameter slow)"},
+	{"clients", "clients, one job each (design parameter clients)"},
+}
+
+// addDesignFlags declares designFlags on fs.
+func addDesignFlags(fs *flag.FlagSet) []*int {
+	overrides := make([]*int, len(designFlags))
+	for i, f := range designFlags {
+		overrides[i] = fs.Int(f.name, 0, f.usage+"; default: the design's")
+	}
+	return overrides
+}
+
+// designFromFlags parses the design name, then applies the design flags
+// that were given (model.Override: a derived default such as the horizon
+// follows a longer -max-pause as it would follow max-pause= in the name).
+func designFromFlags(fs *flag.FlagSet, name string, overrides []*int) (model.Design, error) {
+	d, err := model.ParseDesign(name)
+	if err != nil {
+		return d, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var given []model.Setting
+	for i, f := range designFlags {
+		if set[f.name] {
+			given = append(given, model.Setting{Name: f.name, Value: *overrides[i]})
+		}
+	}
+	return model.Override(d, given...)
 }
 
 // parseCheckArgs reads the flags. help is true for -h; err is a one-line
@@ -65,10 +91,7 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 	fs.SetOutput(io.Discard)
 	name := fs.String("design", "redis/cad/none/plain", "design name or preset (see 'explore designs')")
 	steps := fs.Int("steps", 0, "at most this many steps from the initial state (0 = no limit; the horizon bounds time)")
-	overrides := make([]*int, len(designFlags))
-	for i, f := range designFlags {
-		overrides[i] = fs.Int(f.name, 0, f.usage+"; default: the design's")
-	}
+	overrides := addDesignFlags(fs)
 	props := fs.String("properties", "all", "comma-separated properties to check: "+strings.Join(model.PropertyNames(), ", ")+", or all")
 	workers := fs.Int("workers", 0, "search goroutines (0 = GOMAXPROCS); the result is the same for any number")
 	sym := fs.Bool("symmetry", true, "symmetry reduction over interchangeable clients (-symmetry=false to turn off)")
@@ -94,18 +117,8 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 	if fs.NArg() != 0 {
 		return a, false, usage, fmt.Errorf("unexpected argument %q (flags only; see explore check -h)", clip(fs.Arg(0)))
 	}
-	d, err := model.ParseDesign(*name)
+	d, err := designFromFlags(fs, *name, overrides)
 	if err != nil {
-		return a, false, usage, err
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for i, f := range designFlags {
-		if set[f.name] {
-			*f.field(&d) = *overrides[i]
-		}
-	}
-	if err := d.Validate(); err != nil {
 		return a, false, usage, err
 	}
 	a.design = d

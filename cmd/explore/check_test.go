@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"lockcheck/counterexamples"
@@ -155,6 +156,29 @@ func TestCheckJSON(t *testing.T) {
 	}
 }
 
+// A flag that lengthens a fault derives the horizon again, as the same
+// parameter in the name does; a horizon given by flag or name stays.
+func TestDesignFlagsRederive(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		name string
+	}{
+		{[]string{"-design", "redis/cad/none/plain", "-max-pause", "30"}, "redis/cad/none/plain,max-pause=30"},
+		{[]string{"-design", "redis/cad/none/plain", "-max-pause", "30", "-horizon", "50"}, "redis/cad/none/plain,max-pause=30,horizon=50"},
+		{[]string{"-design", "redis/cad/none/plain,horizon=50", "-max-pause", "30"}, "redis/cad/none/plain,horizon=50,max-pause=30"},
+		{[]string{"-design", "demo2", "-clients", "2"}, "demo2,clients=2"},
+	} {
+		a, _, _, err := parseCheckArgs(c.args)
+		require.NoError(t, err, c.args)
+		want, err := model.ParseDesign(c.name)
+		require.NoError(t, err)
+		assert.Equal(t, want, a.design, "%v", c.args)
+	}
+	a, _, _, err := parseCheckArgs([]string{"-design", "redis/cad/none/plain", "-max-pause", "30"})
+	require.NoError(t, err)
+	assert.Equal(t, 70, a.design.HorizonTicks, "horizon = ttl + 2 × the longest fault")
+}
+
 // Bad input: exit 2, one line on stderr naming the problem, nothing on
 // stdout.
 func TestCheckBadInput(t *testing.T) {
@@ -163,9 +187,9 @@ func TestCheckBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"-design", "nope"}, `design "nope"`},
-		{[]string{"-design", "demo2", "-horizon", "500"}, "horizon=500"},
-		{[]string{"-clients", "0"}, "clients=0"},
-		{[]string{"-max-pause", "0"}, "max-pause=0"},
+		{[]string{"-design", "demo2", "-horizon", "500"}, `horizon="500": want a whole number from 1 to 120`},
+		{[]string{"-clients", "0"}, `clients="0": want a whole number from 1 to 8`},
+		{[]string{"-max-pause", "0"}, `max-pause="0": want a whole number from 1 to 60`},
 		{[]string{"-properties", "bogus"}, `unknown property "bogus"`},
 		{[]string{"-workers", "-1"}, "-workers -1"},
 		{[]string{"-workers", "1000"}, "-workers 1000"},

@@ -63,10 +63,7 @@ func parseSimArgs(args []string) (a simArgs, help bool, usage string, err error)
 	fs := flag.NewFlagSet("explore simulate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	name := fs.String("design", "redis/cad/none/plain", "design name or preset (see 'explore designs')")
-	overrides := make([]*int, len(designFlags))
-	for i, f := range designFlags {
-		overrides[i] = fs.Int(f.name, 0, f.usage+"; default: the design's")
-	}
+	overrides := addDesignFlags(fs)
 	props := fs.String("properties", "all", "comma-separated properties to check: "+strings.Join(model.PropertyNames(), ", ")+", or all")
 	seed := fs.Uint64("seed", 1, "the sweep's seed: run r plays the schedule drawn from (seed, r)")
 	runs := fs.Int("runs", defaultSimRuns, "runs in the whole sweep (1 to 1000000000); -shard plays a share of them")
@@ -92,18 +89,8 @@ func parseSimArgs(args []string) (a simArgs, help bool, usage string, err error)
 	if fs.NArg() != 0 {
 		return a, false, usage, fmt.Errorf("unexpected argument %q (flags only; see explore simulate -h)", clip(fs.Arg(0)))
 	}
-	d, err := model.ParseDesign(*name)
+	d, err := designFromFlags(fs, *name, overrides)
 	if err != nil {
-		return a, false, usage, err
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for i, f := range designFlags {
-		if set[f.name] {
-			*f.field(&d) = *overrides[i]
-		}
-	}
-	if err := d.Validate(); err != nil {
 		return a, false, usage, err
 	}
 	if a.props, err = model.ParseProperties(*props); err != nil {
