@@ -98,6 +98,7 @@ type Obs struct {
 	Unsafe        bool  // ✗: a storage access while the key was not the client's
 	RemovedOther  bool  // a release removed a key that was another client's
 	Believes      uint8 // clients that believe they hold the lock, after the step
+	Inside        uint8 // … and are inside their critical section (next step not the release)
 	Done          uint8 // clients whose job is over (done or crashed), after the step
 	Crashed       uint8 // clients that crashed, after the step
 	Waiting       uint8 // wait=notify: clients asleep until a release notice, after the step
@@ -543,7 +544,7 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 
 	now := 1
 	clk.sleepUntil(ctx, now)
-	var believes, done, crashedMask, waiting uint8
+	var believes, inside, done, crashedMask, waiting uint8
 	crashed := make([]bool, d.Clients)
 	start := Obs{Seq: 0, Tick: 1, Took: model.ActTick, Before: HolderNotLooked}
 	start.Start = clk.since()
@@ -681,6 +682,9 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 				}
 				// safe to read: the client is between steps
 				believes = setBit(believes, i, clients[i].believes)
+				// inside its critical section: believes, and its next step
+				// is not its release (the model's mutex, props.go)
+				inside = setBit(inside, i, clients[i].believes && clients[i].phase != model.PhaseRelease && clients[i].phase != model.PhaseDel)
 				waiting = setBit(waiting, i, clients[i].waiting)
 				if ob.Notified > 0 {
 					waiting = 0 // the notice reached every sleeper: they are awake
@@ -697,7 +701,7 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 				}
 			}
 		}
-		ob.Seq, ob.Believes, ob.Done, ob.Crashed, ob.Waiting = seq, believes, done, crashedMask, waiting
+		ob.Seq, ob.Believes, ob.Inside, ob.Done, ob.Crashed, ob.Waiting = seq, believes, inside, done, crashedMask, waiting
 		after, afterPTTL, afterNodes = ob.After, ob.AfterPTTL, ob.Nodes
 		p.late(&ob, clk.offset(now))
 		p.Steps = append(p.Steps, ob)

@@ -130,6 +130,11 @@ func TestDemosOnRealRedis(t *testing.T) {
 					t.Fatalf("demo 1: want a clean run, counter 3\n%s", c.Text())
 				}
 			}
+			// mutex is compared like every observed property; Demo 6 (two
+			// holders, saved by fencing) must show it in both worlds
+			if mm, rm := shownAt(m, "mutex"), shownAt(r, "mutex"); mm != rm || (n == 6 && rm < 0) {
+				t.Fatalf("mutex: model at step %d, real at step %d (-1: not shown)\n%s", mm, rm, c.Text())
+			}
 			if len(m.Expired) != len(r.Expired) {
 				t.Fatalf("expiries: model %v, real %v", m.Expired, r.Expired)
 			}
@@ -139,6 +144,16 @@ func TestDemosOnRealRedis(t *testing.T) {
 			t.Logf("demo %d: %s (latest reply %.1fms into its tick)", n, c.Verdict(), c.LatestMS)
 		})
 	}
+}
+
+// shownAt is the step at which side s first showed property name, or -1.
+func shownAt(s Side, name string) int {
+	for _, p := range s.Properties {
+		if p.Property == name && p.Shown {
+			return p.Seq
+		}
+	}
+	return -1
 }
 
 // TestPlantedTTLIsCaught tests the tester: clients that send a TTL five

@@ -3,6 +3,7 @@ package reality
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"strings"
 	"time"
 
@@ -301,6 +302,9 @@ func realSide(d *model.Design, p *Play) Side {
 			s.Unsafe = append(s.Unsafe, Moment{ob.Seq, ob.Tick, who})
 			show("exclusive", ob.Seq)
 		}
+		if bits.OnesCount8(ob.Inside) >= 2 {
+			show("mutex", ob.Seq)
+		}
 		if ob.RemovedOther {
 			s.RemovedOther = append(s.RemovedOther, Moment{ob.Seq, ob.Tick, who})
 			show("own-release", ob.Seq)
@@ -347,7 +351,7 @@ func realSide(d *model.Design, p *Play) Side {
 		prev = ob
 	}
 	s.LostUpdate = s.AllEnded && s.Counter != s.Accepted
-	known := map[string]bool{"exclusive": true, "own-release": true, "no-lost-update": true, "progress": true,
+	known := map[string]bool{"exclusive": true, "mutex": true, "own-release": true, "no-lost-update": true, "progress": true,
 		"expired-while-held": true, "contended": true, "fenced": true, "all-done": true}
 	for _, pr := range model.Properties {
 		sh := Shown{Property: pr.Name, Expect: pr.Expect.String(), Observed: known[pr.Name]}
