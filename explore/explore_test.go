@@ -470,3 +470,35 @@ func TestInterrupted(t *testing.T) {
 		}
 	}
 }
+
+// Chunks of a few states give the same report as one chunk a level: the
+// same states, ids, parents, verdicts, traces and counts, also when a
+// bound (states, steps) or -first stops the search.
+func TestSmallChunksChangeNothing(t *testing.T) {
+	for _, name := range []string{"demo1", "demo6", "demo6,bug=no-token-check", "redis/del/none/plain,clients=2,crashes=1,slow=1"} {
+		d := design(t, name)
+		for _, b := range []Bounds{{Symmetry: true}, {}, {Symmetry: true, MaxStates: 1500}, {MaxSteps: 9}} {
+			for _, first := range []bool{false, true} {
+				want := check(t, Config{Design: d, Bounds: b, First: first})
+				func() {
+					defer func(bits int) { levelBlockBits, levelStates = bits, 1<<bits }(levelBlockBits)
+					for _, bits := range []int{3, 6} {
+						levelBlockBits, levelStates = bits, 1<<bits
+						for _, w := range []int{1, 3} {
+							b.Workers = w
+							if w == 1 && bits == 6 {
+								continue
+							}
+							got := check(t, Config{Design: d, Bounds: b, First: first})
+							what := fmt.Sprintf("%s %+v first=%v chunk=%d", name, b, first, 1<<bits)
+							sameReport(t, what, want, got)
+							if want.Coverage != got.Coverage {
+								t.Errorf("%s: coverage %+v, want %+v", what, got.Coverage, want.Coverage)
+							}
+						}
+					}
+				}()
+			}
+		}
+	}
+}

@@ -98,7 +98,9 @@ const unitStates = 256
 // in generation order.
 const stepBytes = 8 + 8 + 1 + 4 + 1
 
-// engine is one search. Each level goes through three phases:
+// engine is one search. Each level is taken in chunks of levelStates
+// frontier states, in frontier order, and each chunk goes through three
+// phases:
 //
 //  1. expand (parallel over units of the frontier): every enabled action of
 //     every frontier state is stepped, the live properties are checked on
@@ -112,6 +114,10 @@ const stepBytes = 8 + 8 + 1 + 4 + 1
 //  3. collect (parallel over units): the new states are numbered in
 //     generation order, rebuilt by stepping their parent again, and written
 //     to the next frontier with their parent and action in the trail.
+//
+// The verdicts (the first step of the level, in generation order, that
+// shows each property) and the coverage are taken when the whole level has
+// been expanded, so that a level cut short drops its partial findings.
 type engine struct {
 	d       model.Design
 	props   []model.Property
@@ -124,14 +130,17 @@ type engine struct {
 	cov     model.Coverage // what the finished levels' steps did (vacuity)
 
 	// The frontiers hold states packed to the bytes the design uses (see
-	// model.Packing), stride bytes each: frontier[k*stride:] has id base+k.
-	pk       model.Packing
-	stride   int
-	frontier []byte // the level being expanded
-	base     uint32
-	next     []byte
-	units    []*unit
-	badPack  atomic.Bool // a state used a slot its design does not (a model bug)
+	// model.Packing), stride bytes each: state k of cur has id base+k.
+	pk      model.Packing
+	stride  int
+	cur     frontier // the level being expanded
+	base    uint32
+	next    frontier
+	pool    blockPool
+	units   []*unit     // the chunk's
+	badPack atomic.Bool // a state used a slot its design does not (a model bug)
+	hits    []hit       // per property: the first step of the level that showed it
+	seen    int         // states numbered before the level (for Found)
 
 	// the merge's buffers, reused from level to level
 	steps    int64    // steps generated in the level
@@ -185,6 +194,8 @@ func (e *engine) run() error {
 	d := &e.d
 	init := model.Init(d)
 	e.stride = e.pk.Size()
+	e.pool.stride = e.stride
+	e.seen = 1
 	e.set.insert(e.fingerprint(&init))
 	if e.badPack.Load() {
 		return errBadPack
@@ -194,11 +205,10 @@ func (e *engine) run() error {
 			e.record(i, []model.Action{})
 		}
 	}
-	packed := make([]byte, e.stride)
-	if !e.pk.Pack(&init, packed) {
+	e.cur.grow(1, &e.pool)
+	if !e.pk.Pack(&init, e.cur.state(0, e.stride)) {
 		return errBadPack
 	}
-	e.frontier = append(e.frontier[:0], packed...)
 	e.base = 0
 	e.distinct.Store(1)
 	depth := 0
@@ -209,7 +219,7 @@ func (e *engine) run() error {
 		if e.badPack.Load() {
 			return errBadPack
 		}
-		if len(e.frontier) == 0 {
+		if e.cur.n == 0 {
 			complete = true
 			break
 		}
@@ -224,68 +234,37 @@ func (e *engine) run() error {
 			stopped = "max-steps"
 			break
 		}
-		e.unitsCap = 0
-		for _, u := range e.units {
-			e.unitsCap += int64(cap(u.fps))
-		}
+		e.noteUnitsCap()
 		if e.overMemory(0, 0) {
 			stopped = "max-memory"
 			break
 		}
 		live := e.live()
-		e.expandLevel(live)
-		if e.tooMany.Load() {
-			return fmt.Errorf("explore: a state has more than %d enabled actions", 1<<16-1)
-		}
-		if e.interrupted.Load() {
-			// as for the memory bound: the level's partial findings go
-			stopped = "interrupted"
-			break
-		}
-		if e.abort.Load() {
-			// the level did not finish: its partial findings are dropped so
-			// that the outcome does not depend on timing
-			stopped = "max-memory"
-			break
-		}
-		if e.steps > maxLevelSteps {
-			return fmt.Errorf("explore: a level of %d steps is more than the merge indexes (%d)", e.steps, int64(maxLevelSteps))
-		}
-		e.transitions.Add(e.steps)
-		e.rep.Stats.Transitions += e.steps
-		if err := e.recordLevel(live); err != nil {
+		lv, err := e.runLevel(live)
+		if err != nil {
 			return err
 		}
-		e.noteCoverage()
+		if lv.cut != "" {
+			// the level did not finish: its partial findings are dropped so
+			// that the outcome does not depend on timing
+			stopped = lv.cut
+			break
+		}
 		proved = depth + 1
-		if e.first && e.anyViolated() {
-			stopped = "first"
-			break
-		}
-		e.unitsCap = 0
-		for _, u := range e.units {
-			e.unitsCap += int64(cap(u.fps))
-		}
-		e.merge()
-		fresh := e.count()
-		e.noteMemory(e.steps, int64(fresh))
-		if e.overMemory(e.steps, int64(fresh)) {
+		if lv.stop != "" {
 			// the level's verdicts stand; its new states are not kept
-			stopped = "max-memory"
+			stopped = lv.stop
 			break
 		}
-		full := e.collect(fresh)
-		if e.badPack.Load() {
-			return errBadPack
-		}
-		if len(e.next) > 0 {
+		if e.next.n > 0 {
 			depth++
 			e.depth.Store(int64(depth))
 		}
-		e.base = uint32(e.trail.n - len(e.next)/e.stride)
-		e.frontier, e.next = e.next, e.frontier[:0]
+		e.base = uint32(lv.start)
+		e.cur.reset(&e.pool)
+		e.cur, e.next = e.next, e.cur
 		e.noteMemory(0, 0)
-		if full {
+		if lv.full {
 			stopped = "max-states"
 			break
 		}
@@ -338,12 +317,123 @@ func (e *engine) fingerprint(s *model.State) uint64 {
 
 var errBadPack = fmt.Errorf("explore: internal error: a state uses a client or node slot past its design's (model.Packing)")
 
-// frontierLen is the number of states in the frontier.
-func (e *engine) frontierLen() int { return len(e.frontier) / e.stride }
-
 // load unpacks the frontier's state i into s.
 func (e *engine) load(i int, s *model.State) {
-	e.pk.Unpack(e.frontier[i*e.stride:(i+1)*e.stride], s)
+	e.pk.Unpack(e.cur.state(i, e.stride), s)
+}
+
+// noteUnitsCap sums the capacity of the units' fingerprint buffers, for
+// the memory estimate.
+func (e *engine) noteUnitsCap() {
+	e.unitsCap = 0
+	for _, u := range e.units {
+		e.unitsCap += int64(cap(u.fps))
+	}
+}
+
+// levelEnd is how a level ended.
+type levelEnd struct {
+	cut   string // the level was cut short ("interrupted", "max-memory"): nothing of it stands
+	stop  string // the level was checked but the search stops ("first", "max-memory"): its new states are dropped
+	full  bool   // MaxStates was reached: the next frontier holds the states up to it
+	start int    // id of the next frontier's first state
+}
+
+// runLevel expands the frontier chunk by chunk (levelStates states each,
+// in frontier order), merging and collecting each chunk's new states into
+// the next frontier as it goes; then it records the level's verdicts and
+// coverage. Once the search is to stop after the level (First with a
+// violation, MaxStates, the memory bound after a merge), the remaining
+// chunks are only expanded and checked.
+func (e *engine) runLevel(live []int) (levelEnd, error) {
+	var end levelEnd
+	nf := e.cur.n
+	e.level.Store(int64(nf))
+	e.levelDone.Store(0)
+	e.seen = e.trail.n
+	start := e.trail.n // id of the next level's first state
+	end.start = start
+	if cap(e.hits) < len(e.props) {
+		e.hits = make([]hit, len(e.props))
+	}
+	e.hits = e.hits[:len(e.props)]
+	clear(e.hits)
+	var cov model.Coverage
+	var steps int64
+	keep := true // new states are still merged and collected
+	drop := func() {
+		e.trail.truncate(start)
+		e.next.reset(&e.pool)
+		e.distinct.Store(int64(e.trail.n))
+	}
+	for lo := 0; lo < nf; lo += levelStates {
+		hi := min(lo+levelStates, nf)
+		e.noteUnitsCap()
+		e.expandChunk(live, lo, hi)
+		if e.tooMany.Load() {
+			return end, fmt.Errorf("explore: a state has more than %d enabled actions", 1<<16-1)
+		}
+		if e.interrupted.Load() || e.abort.Load() {
+			drop()
+			end.cut = "interrupted"
+			if !e.interrupted.Load() {
+				end.cut = "max-memory"
+			}
+			return end, nil
+		}
+		if e.steps > maxLevelSteps {
+			return end, fmt.Errorf("explore: a level of %d steps is more than the merge indexes (%d)", e.steps, int64(maxLevelSteps))
+		}
+		steps += e.steps
+		e.transitions.Add(e.steps)
+		for _, u := range e.units {
+			cov.Kinds |= u.kinds
+			cov.AddWitnesses(u.wit)
+			for _, pi := range live {
+				if !e.hits[pi].ok && u.found[pi].ok {
+					e.hits[pi] = u.found[pi]
+				}
+			}
+		}
+		if keep && e.first {
+			for _, pi := range live {
+				if e.hits[pi].ok && e.props[pi].Expect == model.Always {
+					keep = false
+				}
+			}
+		}
+		if keep {
+			e.noteUnitsCap()
+			e.merge()
+			fresh := e.count()
+			e.noteMemory(e.steps, int64(fresh))
+			if e.overMemory(e.steps, int64(fresh)) {
+				keep, end.stop = false, "max-memory"
+			} else if e.collect(fresh, start) {
+				keep, end.full = false, true
+			}
+			if e.badPack.Load() {
+				return end, errBadPack
+			}
+		}
+		e.cur.release(lo>>levelBlockBits, &e.pool)
+	}
+	e.rep.Stats.Transitions += steps
+	if err := e.recordLevel(live); err != nil {
+		return end, err
+	}
+	e.cov.Kinds |= cov.Kinds
+	e.cov.AddWitnesses(cov.Witnessed())
+	e.rep.Coverage = e.cov
+	if e.first && e.anyViolated() {
+		end.stop = "first"
+	}
+	if end.stop != "" {
+		end.full = false
+		drop()
+	}
+	e.seen = e.trail.n
+	return end, nil
 }
 
 func (e *engine) remaining() int {
@@ -375,7 +465,7 @@ func (e *engine) record(i int, trace []model.Action) {
 		e.rep.Results[i].Status = Seen
 	}
 	if e.found != nil {
-		e.found(e.rep.Results[i], int64(e.trail.n))
+		e.found(e.rep.Results[i], int64(e.seen))
 	}
 }
 
@@ -422,20 +512,18 @@ func (e *engine) forUnits(f func(u *unit), stop func() bool) {
 	})
 }
 
-// expandLevel is phase 1: every step of the frontier, in units.
-func (e *engine) expandLevel(live []int) {
-	nf := e.frontierLen()
-	n := (nf + unitStates - 1) / unitStates
+// expandChunk is phase 1: every step of frontier states lo to hi-1, in
+// units.
+func (e *engine) expandChunk(live []int, lo, hi int) {
+	n := (hi - lo + unitStates - 1) / unitStates
 	for len(e.units) < n {
 		e.units = append(e.units, &unit{})
 	}
 	e.units = e.units[:n]
 	for k, u := range e.units {
-		u.lo, u.hi = k*unitStates, min((k+1)*unitStates, nf)
+		u.lo, u.hi = lo+k*unitStates, min(lo+(k+1)*unitStates, hi)
 	}
 	var total atomic.Int64
-	e.level.Store(int64(nf))
-	e.levelDone.Store(0)
 	e.forUnits(func(u *unit) {
 		e.expand(u, live)
 		e.levelDone.Add(int64(u.hi - u.lo))
@@ -486,32 +574,20 @@ func (e *engine) expand(u *unit, live []int) {
 	}
 }
 
-// noteCoverage adds the finished level's steps to the coverage.
-func (e *engine) noteCoverage() {
-	for _, u := range e.units {
-		e.cov.Kinds |= u.kinds
-		e.cov.AddWitnesses(u.wit)
-	}
-	e.rep.Coverage = e.cov
-}
-
 // recordLevel turns the first step of the level that showed each live
 // property (in frontier order, then action order) into a trace.
 func (e *engine) recordLevel(live []int) error {
 	for _, pi := range live {
-		for _, u := range e.units {
-			h := u.found[pi]
-			if !h.ok {
-				continue
-			}
-			path, s, err := e.trail.path(&e.d, e.base+h.from)
-			if err != nil {
-				return err
-			}
-			acts := model.Actions(&e.d, &s, nil)
-			e.record(pi, append(path, acts[h.act]))
-			break
+		h := e.hits[pi]
+		if !h.ok {
+			continue
 		}
+		path, s, err := e.trail.path(&e.d, e.base+h.from)
+		if err != nil {
+			return err
+		}
+		acts := model.Actions(&e.d, &s, nil)
+		e.record(pi, append(path, acts[h.act]))
 	}
 	return nil
 }
@@ -640,10 +716,11 @@ func (e *engine) count() int {
 	return fresh
 }
 
-// collect is phase 3: number the fresh new states in generation order (up
-// to MaxStates), rebuild them from their parents, and record parent and
-// action. It reports whether MaxStates stopped it.
-func (e *engine) collect(fresh int) bool {
+// collect is phase 3: number the chunk's fresh new states in generation
+// order (up to MaxStates), rebuild them from their parents into the next
+// frontier (whose first state has id start), and record parent and action.
+// It reports whether MaxStates stopped it.
+func (e *engine) collect(fresh, start int) bool {
 	full := false
 	limit := e.bounds.MaxStates
 	if limit == 0 || limit > maxIDs {
@@ -652,19 +729,18 @@ func (e *engine) collect(fresh int) bool {
 	if e.trail.n+fresh > limit {
 		fresh, full = limit-e.trail.n, true
 	}
-	nextBase := e.trail.n
+	first := e.trail.n
 	e.trail.grow(fresh)
-	if cap(e.next) < fresh*e.stride {
-		e.next = make([]byte, fresh*e.stride)
-	}
-	e.next = e.next[:fresh*e.stride]
-	e.forUnits(func(u *unit) { e.rebuild(u, nextBase, fresh) }, func() bool { return false })
+	e.next.grow(fresh, &e.pool)
+	e.forUnits(func(u *unit) { e.rebuild(u, first, first-start, fresh) }, func() bool { return false })
 	e.distinct.Store(int64(e.trail.n))
 	return full
 }
 
-// rebuild steps again the new states of unit u into the next frontier.
-func (e *engine) rebuild(u *unit, nextBase, limit int) {
+// rebuild steps again the new states of unit u into the next frontier:
+// the chunk's first new state has id first and is state pos of the next
+// frontier.
+func (e *engine) rebuild(u *unit, first, pos, limit int) {
 	if u.fresh == 0 || u.id >= limit {
 		return
 	}
@@ -680,10 +756,10 @@ func (e *engine) rebuild(u *unit, nextBase, limit int) {
 		for k, a := range u.buf {
 			if flags[g] && at < limit {
 				u.ns, _ = model.Step(d, *s, a)
-				if !e.pk.Pack(&u.ns, e.next[at*st:(at+1)*st]) {
+				if !e.pk.Pack(&u.ns, e.next.state(pos+at, st)) {
 					e.badPack.Store(true)
 				}
-				e.trail.set(uint32(nextBase+at), e.base+uint32(i), uint16(k))
+				e.trail.set(uint32(first+at), e.base+uint32(i), uint16(k))
 				at++
 			}
 			g++
@@ -694,10 +770,11 @@ func (e *engine) rebuild(u *unit, nextBase, limit int) {
 func (e *engine) visitedBytes() int64 { return e.set.bytes() + e.trail.bytes() }
 
 // memoryAt is the estimated memory of the search with steps generated
-// steps in the level and fresh new states to copy into the next frontier:
-// the visited set and trail, the two frontiers, and the merge's arrays.
-// Buffers only grow; one that must grow is counted twice, old and new, as
-// both are live until the collector frees the old one.
+// steps in the chunk and fresh new states to copy into the next frontier:
+// the visited set and trail, the frontiers' blocks (and those the fresh
+// states need beyond the free ones), and the merge's arrays. Buffers only
+// grow; one that must grow is counted twice, old and new, as both are live
+// until the collector frees the old one.
 func (e *engine) memoryAt(steps, fresh int64) int64 {
 	grown := func(have, need int64) int64 {
 		if need > have {
@@ -706,8 +783,14 @@ func (e *engine) memoryAt(steps, fresh int64) int64 {
 		return have
 	}
 	m := e.visitedBytes()
-	st := int64(e.stride)
-	m += int64(cap(e.frontier)) + grown(int64(cap(e.next)), fresh*st)
+	m += e.pool.bytes()
+	if fresh > 0 {
+		ls := int64(levelStates)
+		need := (int64(e.next.n) + fresh + ls - 1) / ls
+		if more := need - int64(len(e.next.blocks)) - int64(len(e.pool.free)); more > 0 {
+			m += more * ls * int64(e.stride)
+		}
+	}
 	m += grown(e.unitsCap, steps) * 8
 	m += grown(int64(cap(e.bfp)), steps) * (stepBytes - 8)
 	return m

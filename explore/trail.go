@@ -49,6 +49,11 @@ func (t *trail) grow(n int) {
 	}
 }
 
+// truncate forgets the states numbered n and after.
+func (t *trail) truncate(n int) {
+	t.n = n
+}
+
 // set records that state id was reached from parent by its act-th action.
 // Safe for concurrent use on different ids.
 func (t *trail) set(id, parent uint32, act uint16) {
