@@ -481,9 +481,9 @@ func TestSmallChunksChangeNothing(t *testing.T) {
 			for _, first := range []bool{false, true} {
 				want := check(t, Config{Design: d, Bounds: b, First: first})
 				func() {
-					defer func(bits int) { levelBlockBits, levelStates = bits, 1<<bits }(levelBlockBits)
+					defer func(c, b int) { chunkStates, blockBits = c, b }(chunkStates, blockBits)
 					for _, bits := range []int{3, 6} {
-						levelBlockBits, levelStates = bits, 1<<bits
+						chunkStates, blockBits = 1<<bits, bits-1
 						for _, w := range []int{1, 3} {
 							b.Workers = w
 							if w == 1 && bits == 6 {

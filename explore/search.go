@@ -98,7 +98,7 @@ const unitStates = 256
 // in generation order.
 const stepBytes = 8 + 8 + 1 + 4 + 1
 
-// engine is one search. Each level is taken in chunks of levelStates
+// engine is one search. Each level is taken in chunks of chunkStates
 // frontier states, in frontier order, and each chunk goes through three
 // phases:
 //
@@ -339,7 +339,7 @@ type levelEnd struct {
 	start int    // id of the next frontier's first state
 }
 
-// runLevel expands the frontier chunk by chunk (levelStates states each,
+// runLevel expands the frontier chunk by chunk (chunkStates states each,
 // in frontier order), merging and collecting each chunk's new states into
 // the next frontier as it goes; then it records the level's verdicts and
 // coverage. Once the search is to stop after the level (First with a
@@ -366,8 +366,8 @@ func (e *engine) runLevel(live []int) (levelEnd, error) {
 		e.next.reset(&e.pool)
 		e.distinct.Store(int64(e.trail.n))
 	}
-	for lo := 0; lo < nf; lo += levelStates {
-		hi := min(lo+levelStates, nf)
+	for lo := 0; lo < nf; lo += chunkStates {
+		hi := min(lo+chunkStates, nf)
 		e.noteUnitsCap()
 		e.expandChunk(live, lo, hi)
 		if e.tooMany.Load() {
@@ -416,7 +416,7 @@ func (e *engine) runLevel(live []int) (levelEnd, error) {
 				return end, errBadPack
 			}
 		}
-		e.cur.release(lo>>levelBlockBits, &e.pool)
+		e.cur.release(lo, hi, &e.pool)
 	}
 	e.rep.Stats.Transitions += steps
 	if err := e.recordLevel(live); err != nil {
@@ -785,7 +785,7 @@ func (e *engine) memoryAt(steps, fresh int64) int64 {
 	m := e.visitedBytes()
 	m += e.pool.bytes()
 	if fresh > 0 {
-		ls := int64(levelStates)
+		ls := int64(blockStates())
 		need := (int64(e.next.n) + fresh + ls - 1) / ls
 		if more := need - int64(len(e.next.blocks)) - int64(len(e.pool.free)); more > 0 {
 			m += more * ls * int64(e.stride)
