@@ -101,9 +101,11 @@ func TestWideActionIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := newTrail()
-	tr.grow(1)
-	tr.set(1, 0, 300)
-	if p, a := tr.get(1); p != 0 || a != 300 {
-		t.Fatalf("get = %d, %d", p, a)
+	tr.grow(300)
+	tr.set(299, 300)
+	tr.setKids(0, 299)
+	tr.seal(300)
+	if p, a, ok := tr.get(299); p != 0 || a != 300 || !ok {
+		t.Fatalf("get = %d, %d, %v", p, a, ok)
 	}
 }

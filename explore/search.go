@@ -431,6 +431,8 @@ func (e *engine) runLevel(live []int) (levelEnd, error) {
 	if end.stop != "" {
 		end.full = false
 		drop()
+	} else {
+		e.trail.seal(start)
 	}
 	e.seen = e.trail.n
 	return end, nil
@@ -753,16 +755,20 @@ func (e *engine) rebuild(u *unit, first, pos, limit int) {
 		s := &u.cur
 		e.load(i, s)
 		u.buf = model.Actions(d, s, u.buf)
+		kids := at
 		for k, a := range u.buf {
 			if flags[g] && at < limit {
 				u.ns, _ = model.Step(d, *s, a)
 				if !e.pk.Pack(&u.ns, e.next.state(pos+at, st)) {
 					e.badPack.Store(true)
 				}
-				e.trail.set(uint32(first+at), e.base+uint32(i), uint16(k))
+				e.trail.set(uint32(first+at), uint16(k))
 				at++
 			}
 			g++
+		}
+		if at > kids {
+			e.trail.setKids(e.base+uint32(i), at-kids)
 		}
 	}
 }
