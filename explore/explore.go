@@ -39,6 +39,10 @@ const (
 	Seen       Status = "seen"       // Sometimes: a witness was found
 	NotSeen    Status = "not-seen"   // Sometimes: no reachable state shows it (within bounds)
 	Incomplete Status = "incomplete" // a bound stopped the search before a verdict
+	// A bitstate search (Bounds.Bitstate) that found no counterexample
+	// (witness) proves nothing: it may have missed states (Stats.Bitstate).
+	HoldsProbably   Status = "holds-probabilistic"
+	NotSeenProbably Status = "not-seen-probabilistic"
 )
 
 // Bounds limit the search.
@@ -48,6 +52,10 @@ type Bounds struct {
 	MaxMemory int64 // bytes of search tables and frontiers, estimated (0 = no limit); reaching it gives incomplete
 	Workers   int   // goroutines (0 = GOMAXPROCS)
 	Symmetry  bool  // canonicalise interchangeable clients
+	// Bitstate, if not 0, makes a bitstate search: the visited set is an
+	// array of 2^Bitstate bits (MinBitstate to MaxBitstate), a verdict
+	// without a counterexample is only probable (see bitSet).
+	Bitstate int
 }
 
 // Config is one search.
@@ -113,6 +121,9 @@ type Stats struct {
 	// plus the full states of the levels being expanded and built. This is
 	// what Bounds.MaxMemory limits.
 	MemoryBytes int64
+	// Bitstate describes the bit array of a bitstate search and how many
+	// states it is expected to have missed; nil for an exact search.
+	Bitstate *Bitstate
 }
 
 // Report is the outcome of Check.

@@ -48,6 +48,12 @@ func Check(cfg Config) (*Report, error) {
 		done:    make([]bool, len(props)),
 		found:   cfg.Found,
 	}
+	if cfg.Bounds.Bitstate != 0 {
+		var err error
+		if e.bits, err = newBitSet(cfg.Bounds.Bitstate); err != nil {
+			return nil, err
+		}
+	}
 	e.rep = &Report{Design: d, Bounds: cfg.Bounds, Results: make([]Result, len(props))}
 	for i, p := range props {
 		e.rep.Results[i] = Result{Property: p.Name, Expect: p.Expect}
@@ -124,6 +130,7 @@ type engine struct {
 	bounds  Bounds
 	workers int
 	set     *fpSet
+	bits    *bitSet // a bitstate search's visited set instead of set (Bounds.Bitstate)
 	trail   *trail
 	rep     *Report
 	done    []bool         // property decided
@@ -196,7 +203,7 @@ func (e *engine) run() error {
 	e.stride = e.pk.Size()
 	e.pool.stride = e.stride
 	e.seen = 1
-	e.set.insert(e.fingerprint(&init))
+	e.visit(e.fingerprint(&init))
 	if e.badPack.Load() {
 		return errBadPack
 	}
@@ -290,10 +297,18 @@ func (e *engine) run() error {
 			e.rep.Results[i].Status = Incomplete
 		case e.props[i].Expect == model.Always:
 			e.rep.Results[i].Status = Holds
+			if e.bits != nil {
+				e.rep.Results[i].Status = HoldsProbably
+			}
 			e.rep.Results[i].Vacuous = model.Vacuity(&e.props[i], &e.cov)
+		case e.bits != nil:
+			e.rep.Results[i].Status = NotSeenProbably
 		default:
 			e.rep.Results[i].Status = NotSeen
 		}
+	}
+	if e.bits != nil {
+		e.rep.Stats.Bitstate = e.bits.stats()
 	}
 	return nil
 }
@@ -406,6 +421,9 @@ func (e *engine) runLevel(live []int) (levelEnd, error) {
 			e.noteUnitsCap()
 			e.merge()
 			fresh := e.count()
+			if e.bits != nil {
+				e.bits.account(fresh)
+			}
 			e.noteMemory(e.steps, int64(fresh))
 			if e.overMemory(e.steps, int64(fresh)) {
 				keep, end.stop = false, "max-memory"
@@ -658,8 +676,14 @@ func (e *engine) merge() {
 	e.forEach(mergeRanges, func(r int) {
 		var sink uint64
 		for g := r * span; g < (r+1)*span; g++ {
-			seg := &e.set.segs[g]
 			lo, hi := e.bucketT[g], e.bucketT[g+1]
+			if e.bits != nil {
+				for k := lo; k < hi; k++ {
+					e.bnew[k] = e.bits.insert(g, e.bfp[k])
+				}
+				continue
+			}
+			seg := &e.set.segs[g]
 			// touch every home slot first: independent loads that the CPU
 			// overlaps, so that the inserts below find them in cache
 			sink += seg.touch(e.bfp[lo:hi])
@@ -773,7 +797,7 @@ func (e *engine) rebuild(u *unit, first, pos, limit int) {
 	}
 }
 
-func (e *engine) visitedBytes() int64 { return e.set.bytes() + e.trail.bytes() }
+func (e *engine) visitedBytes() int64 { return e.tableBytes() + e.trail.bytes() }
 
 // memoryAt is the estimated memory of the search with steps generated
 // steps in the chunk and fresh new states to copy into the next frontier:

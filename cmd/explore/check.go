@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -99,11 +100,13 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 	maxMemory := fs.Int64("max-memory", 0, "stop before the process's resident memory would pass this many MB: incomplete (0 = no limit; at least 64)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text (bad input too: {\"error\": ...})")
 	first := fs.Bool("first", false, "stop at the first violation of any always property (the others are then incomplete)")
+	bitstate := fs.Bool("bitstate", false, "bitstate search (SPIN's -DBITSTATE): visited states are 3 bits each in an array of 2^bits, for state spaces larger than memory; a property not violated then holds only probably (exit 5), a violation found is real")
+	bitsLog := fs.Int("bits", 32, fmt.Sprintf("with -bitstate: the bit array has 2^bits bits (%d to %d; 32 = 512 MB)", explore.MinBitstate, explore.MaxBitstate))
 	out := fs.String("out", "", "write each violated property's shortest counterexample (.txt, .html, -porcupine.html) into this folder")
 	var u bytes.Buffer
 	fs.SetOutput(&u)
 	fmt.Fprintln(&u, "usage: explore check -design NAME [flags]")
-	fmt.Fprintln(&u, "Exit codes: 0 every always-property holds within the bounds, 1 one is violated (even if the search was then stopped), 2 bad input, 3 incomplete, 4 every always-property holds but some only vacuously (no lock was ever lost while held: the fault budget never bit).")
+	fmt.Fprintln(&u, "Exit codes: 0 every always-property holds within the bounds, 1 one is violated (even if the search was then stopped), 2 bad input, 3 incomplete, 4 every always-property holds but some only vacuously (no lock was ever lost while held: the fault budget never bit), 5 no always-property is violated in a -bitstate search (probable, not a proof).")
 	fmt.Fprintln(&u, "Each violation is printed on stderr as soon as found. SIGINT (Ctrl-C) or SIGTERM stops the search and prints the partial result; a second one kills.")
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
@@ -141,6 +144,12 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 	if *maxMemory != 0 && *maxMemory < minMaxMemory {
 		return a, false, usage, fmt.Errorf("-max-memory %d: want 0 (no limit) or %d to %d MB (the process itself takes about %d)", *maxMemory, minMaxMemory, int64(maxMemoryFlag), processReserve>>20)
 	}
+	if set["bits"] && !*bitstate {
+		return a, false, usage, fmt.Errorf("-bits %d: only with -bitstate", *bitsLog)
+	}
+	if *bitstate && (*bitsLog < explore.MinBitstate || *bitsLog > explore.MaxBitstate) {
+		return a, false, usage, fmt.Errorf("-bits %d: want %d to %d (the bit array has 2^bits bits)", *bitsLog, explore.MinBitstate, explore.MaxBitstate)
+	}
 	a.name = strings.TrimSpace(*name)
 	a.bounds = explore.Bounds{
 		MaxSteps:  *steps,
@@ -148,6 +157,9 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 		MaxMemory: *maxMemory << 20,
 		Workers:   *workers,
 		Symmetry:  *sym,
+	}
+	if *bitstate {
+		a.bounds.Bitstate = *bitsLog
 	}
 	a.json = *asJSON
 	a.first = *first
@@ -215,7 +227,10 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		if r.Vacuous != "" && code == exitOK {
 			code = exitVacuous
 		}
-		if r.Status == explore.Incomplete && (code == exitOK || code == exitVacuous) {
+		if (r.Status == explore.HoldsProbably || r.Status == explore.NotSeenProbably) && (code == exitOK || code == exitVacuous) {
+			code = exitProbable
+		}
+		if r.Status == explore.Incomplete && (code == exitOK || code == exitVacuous || code == exitProbable) {
 			code = exitIncomplete
 		}
 		if r.Status == explore.Violated {
@@ -331,9 +346,20 @@ func statusText(r explore.Result, rep *explore.Report) string {
 		}
 		return fmt.Sprintf("holds (within bounds; faults used: %s)", rep.Coverage.FaultWords())
 	case explore.Violated, explore.Seen:
+		if st.Bitstate != nil {
+			return fmt.Sprintf("%s (%d steps, replayed; a bitstate search may have missed a shorter one; faults: %s)", r.Status, len(r.Trace), traceFaults(r.Trace))
+		}
 		return fmt.Sprintf("%s (%d steps; faults: %s)", r.Status, len(r.Trace), traceFaults(r.Trace))
 	case explore.NotSeen:
 		return fmt.Sprintf("not seen (faults used: %s)", rep.Coverage.FaultWords())
+	case explore.HoldsProbably:
+		vac := ""
+		if r.Vacuous != "" {
+			vac = ", vacuously: " + r.Vacuous
+		}
+		return fmt.Sprintf("holds (probabilistic: %s%s; faults used: %s)", bitstateWords(st), vac, rep.Coverage.FaultWords())
+	case explore.NotSeenProbably:
+		return fmt.Sprintf("not seen (probabilistic: %s; faults used: %s)", bitstateWords(st), rep.Coverage.FaultWords())
 	case explore.Incomplete:
 		what := "counterexample"
 		if r.Expect == model.Sometimes {
@@ -342,6 +368,27 @@ func statusText(r explore.Result, rep *explore.Report) string {
 		return fmt.Sprintf("incomplete: no %s up to depth %d (%s states)", what, st.Proved, thousands(st.Distinct))
 	}
 	return string(r.Status)
+}
+
+// bitstateWords says what a bitstate search may have missed.
+func bitstateWords(st explore.Stats) string {
+	b := st.Bitstate
+	missed := "under 1 state expected missed"
+	if b.Missed >= 0.5 {
+		missed = fmt.Sprintf("about %s states expected missed (coverage about %s)", thousands(int64(math.Round(b.Missed))), coverageText(b.Coverage(st.Distinct)))
+	}
+	return fmt.Sprintf("bitstate search of 2^%d bits, %d per state, %.1f%% set; %s, and what only they lead to; not a proof",
+		b.LogBits, b.Hashes, 100*b.Fill, missed)
+}
+
+// coverageText writes a share below 1 with the digits that matter.
+func coverageText(c float64) string {
+	for prec := 1; prec < 9; prec++ {
+		if t := strconv.FormatFloat(100*c, 'f', prec, 64); t != strconv.FormatFloat(100, 'f', prec, 64) {
+			return t + "%"
+		}
+	}
+	return "99.99999999%"
 }
 
 func writeCheckText(w io.Writer, a *checkArgs, rep *explore.Report, violated []explore.Result, runs []*model.Run, lins []*linearizability.Result, peak uint64) {
@@ -356,7 +403,11 @@ func writeCheckText(w io.Writer, a *checkArgs, rep *explore.Report, violated []e
 		fmt.Fprintf(w, "  %-19s %s\n", r.Property, statusText(r, rep))
 	}
 	if len(violated) > 0 {
-		fmt.Fprintf(w, "\nshortest counterexample for %s (%d steps):\n\n%s", violated[0].Property, len(violated[0].Trace), model.Render(runs[0]))
+		shortest := "shortest counterexample"
+		if rep.Stats.Bitstate != nil {
+			shortest = "counterexample (bitstate search: maybe not a shortest one)"
+		}
+		fmt.Fprintf(w, "\n%s for %s (%d steps):\n\n%s", shortest, violated[0].Property, len(violated[0].Trace), model.Render(runs[0]))
 		if lins[0] != nil {
 			fmt.Fprintln(w, lins[0].Summary)
 		}
@@ -452,6 +503,7 @@ type checkBoundsJSON struct {
 	CrashAt        string `json:"crash_at"`
 	MaxStates      int    `json:"max_states"`    // 0: no limit
 	MaxMemoryMB    int64  `json:"max_memory_mb"` // 0: no limit
+	BitstateBits   int    `json:"bitstate_bits"` // log2 of a bitstate search's bit array; 0: exact search
 	Symmetry       bool   `json:"symmetry"`
 	First          bool   `json:"first"`
 }
@@ -488,6 +540,17 @@ type checkStatsJSON struct {
 	Seconds         float64 `json:"seconds"`
 	StatesPerSecond int64   `json:"states_per_second"`
 	PeakMemoryBytes uint64  `json:"peak_memory_bytes"` // peak resident memory of the process
+	// Bitstate: a bitstate search's array and what it is expected to have
+	// missed; absent for an exact search.
+	Bitstate *checkBitstateJSON `json:"bitstate,omitempty"`
+}
+
+type checkBitstateJSON struct {
+	LogBits        int     `json:"log_bits"`
+	Hashes         int     `json:"hashes"`
+	Fill           float64 `json:"fill"`
+	ExpectedMissed float64 `json:"expected_missed"`
+	Coverage       float64 `json:"coverage"`
 }
 
 // checkCovJSON is what the explored space's steps did (levels cut short by
@@ -526,7 +589,7 @@ func writeCheckJSON(w io.Writer, a *checkArgs, rep *explore.Report, violated []e
 			Partitions: d.Partitions, Partition: d.Partition.String(), PartitionTicks: d.PartitionTicks,
 			Losses: d.Losses, Timeout: d.TimeoutTicks, ClientJumps: d.ClientJumps, ClientJump: d.ClientJumpTicks,
 			PauseAt: d.PauseAt.String(), DelayAt: d.DelayAt.String(), LoseAt: d.LoseAt.String(), CrashAt: d.CrashAt.String(),
-			MaxStates: a.bounds.MaxStates, MaxMemoryMB: a.bounds.MaxMemory >> 20, Symmetry: a.bounds.Symmetry, First: a.first,
+			MaxStates: a.bounds.MaxStates, MaxMemoryMB: a.bounds.MaxMemory >> 20, BitstateBits: a.bounds.Bitstate, Symmetry: a.bounds.Symmetry, First: a.first,
 		},
 		Results:  []checkResJSON{},
 		Coverage: checkCovJSON{FaultsUsed: resultFaults(explore.Result{}, rep), LockLostWhileHeld: rep.Coverage.LockLost},
@@ -552,6 +615,9 @@ func writeCheckJSON(w io.Writer, a *checkArgs, rep *explore.Report, violated []e
 		StoppedBy: st.StoppedBy, Signal: a.signal,
 		BytesPerState: float64(int(bytesPerState(st)*100)) / 100,
 		Seconds:       st.Seconds, StatesPerSecond: int64(float64(st.Distinct) / max(st.Seconds, 1e-9)), PeakMemoryBytes: peak,
+	}
+	if b := st.Bitstate; b != nil {
+		out.Stats.Bitstate = &checkBitstateJSON{LogBits: b.LogBits, Hashes: b.Hashes, Fill: b.Fill, ExpectedMissed: b.Missed, Coverage: b.Coverage(st.Distinct)}
 	}
 	if len(violated) > 0 {
 		cex := &checkCexJSON{Property: violated[0].Property, Steps: []string{}}

@@ -198,6 +198,9 @@ func TestCheckBadInput(t *testing.T) {
 		{[]string{"-max-states", "-3"}, "-max-states -3"},
 		{[]string{"-max-memory", "-5"}, "-max-memory -5"},
 		{[]string{"-max-memory", "63"}, "-max-memory 63: want 0 (no limit) or 64 to"},
+		{[]string{"-bits", "24"}, "-bits 24: only with -bitstate"},
+		{[]string{"-bitstate", "-bits", "19"}, "-bits 19: want 20 to 36"},
+		{[]string{"-bitstate", "-bits", "37"}, "-bits 37: want 20 to 36"},
 		{[]string{"-x"}, "-x"},
 		{[]string{"extra"}, `"extra"`},
 	} {
@@ -295,4 +298,62 @@ func TestCheckVacuousVerdicts(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &tested))
 	require.False(t, tested.Results[0].Vacuous)
 	require.Empty(t, tested.Results[0].Vacuity)
+}
+
+// A bitstate search never says a plain "holds": its verdict says
+// probabilistic, how much the array is filled and how many states it is
+// expected to have missed, and the exit code is 5, not 0; a planted bug is
+// found with a counterexample that replays; the output is the same from run
+// to run.
+func TestCheckBitstate(t *testing.T) {
+	args := []string{"-design", "demo6", "-properties", "no-lost-update", "-bitstate", "-bits", "24"}
+	code, out, errs := runCheckArgs(args...)
+	require.Equal(t, exitProbable, code, out+errs)
+	require.Regexp(t, `  no-lost-update      holds \(probabilistic: bitstate search of 2\^24 bits, 3 per state, [0-9.]+% set; (under 1 state|about [0-9,]+ states) expected missed.*, and what only they lead to; not a proof; faults used: pause\)\n`, out)
+	require.NotRegexp(t, `(?m)^  \S+ +holds \(within bounds`, out)
+	_, again, _ := runCheckArgs(args...)
+	require.Equal(t, stripTiming(out), stripTiming(again), "same output from run to run")
+
+	// a cramped array: states are missed, and the verdict says about how many
+	code, out, _ = runCheckArgs("-design", "redis/cad/rw/max-token,clock=free,horizon=12", "-properties", "no-lost-update", "-bitstate", "-bits", "20", "-symmetry=false")
+	require.Equal(t, exitProbable, code, out)
+	require.Regexp(t, `holds \(probabilistic: bitstate search of 2\^20 bits, 3 per state, [0-9.]+% set; about [1-9][0-9,]* states expected missed \(coverage about [0-9.]+%\)`, out)
+
+	// a planted bug: found, with a real trace
+	code, out, _ = runCheckArgs("-design", "demo6,bug=no-token-check", "-properties", "no-lost-update,fenced", "-bitstate", "-bits", "24", "-json")
+	require.Equal(t, exitViolated, code, out)
+	var got checkJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Equal(t, "violated", got.Results[0].Status)
+	require.Contains(t, got.Results[0].Verdict, "replayed; a bitstate search may have missed a shorter one")
+	require.Equal(t, "not-seen-probabilistic", got.Results[1].Status)
+	require.Contains(t, got.Results[1].Verdict, "not seen (probabilistic: bitstate search of 2^24 bits")
+	require.Equal(t, 24, got.Bounds.BitstateBits)
+	require.NotNil(t, got.Stats.Bitstate)
+	require.Equal(t, 3, got.Stats.Bitstate.Hashes)
+	require.NotNil(t, got.Counterexample)
+	d, err := model.ParseDesign("demo6,bug=no-token-check")
+	require.NoError(t, err)
+	var trace []model.Action
+	for _, st := range got.Counterexample.Steps {
+		a, err := model.ParseAction(st)
+		require.NoError(t, err)
+		trace = append(trace, a)
+	}
+	run, err := model.Replay(&d, trace)
+	require.NoError(t, err)
+	seq, ok := run.Violated("no-lost-update")
+	require.True(t, ok)
+	require.Equal(t, len(trace), seq)
+}
+
+// stripTiming drops the lines that carry times and memory.
+func stripTiming(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(l, "time: ") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }

@@ -26,6 +26,7 @@ const (
 	exitUsage      = 2
 	exitIncomplete = 3
 	exitVacuous    = 4 // every always-property holds, some only vacuously
+	exitProbable   = 5 // no violation in a bitstate search: probable, not a proof
 )
 
 // command is one subcommand. Each lives in its own file and registers
