@@ -1,14 +1,22 @@
 // Package explore is bounded exhaustive search over the model: breadth-first,
 // so the first counterexample it finds for a property is a shortest one.
 //
-// The search goes level by level. Visited states are kept only as 64-bit
-// fingerprints (of model.Canonical when Symmetry is on) in a compact ordered
-// hash set; full states are kept only for the level being expanded and the
-// next one. Each visited state also keeps its parent's number and the index
-// of the action that reached it (5 bytes), from which a trace is rebuilt by
-// replaying from model.Init. With symmetry, the state kept for expansion is
-// the one actually reached, not its canonical form, so the recorded actions
-// replay as they are.
+// The search goes level by level, each level in chunks of frontier states
+// taken in order (so that the work arrays stay the size of a chunk).
+// Visited states are kept only as 64-bit fingerprints (of model.Canonical
+// when Symmetry is on) in a compact ordered hash set; full states are kept
+// only for the level being expanded and the next one, in blocks that go
+// back to a pool as soon as their chunk is done. Each visited state also
+// keeps the index of the action that reached it and the number of states
+// first reached from it (2 bytes): its parent follows from these counts,
+// and a trace is rebuilt by replaying from model.Init. With symmetry, the
+// state kept for expansion is the one actually reached, not its canonical
+// form, so the recorded actions replay as they are.
+//
+// Bounds.Bitstate replaces the fingerprint set by a bit array (SPIN's
+// bitstate search): far less memory per state, but states may be missed,
+// so that a verdict without a counterexample is only probable (see
+// bitSet).
 //
 // With several workers the result is the same as with one: each level's
 // successors are generated in parallel, then merged in the order of the
@@ -56,6 +64,10 @@ type Bounds struct {
 	// array of 2^Bitstate bits (MinBitstate to MaxBitstate), a verdict
 	// without a counterexample is only probable (see bitSet).
 	Bitstate int
+	// FrontierDir, if not "", keeps the frontiers in two files in that
+	// folder (unlinked at once) instead of memory: only one chunk of each
+	// is in memory at a time. The same result, with the disk's time.
+	FrontierDir string
 }
 
 // Config is one search.

@@ -473,13 +473,16 @@ func TestInterrupted(t *testing.T) {
 
 // Chunks of a few states give the same report as one chunk a level: the
 // same states, ids, parents, verdicts, traces and counts, also when a
-// bound (states, steps) or -first stops the search.
+// bound (states, steps) or -first stops the search, and with the frontier
+// on disk.
 func TestSmallChunksChangeNothing(t *testing.T) {
 	for _, name := range []string{"demo1", "demo6", "demo6,bug=no-token-check", "redis/del/none/plain,clients=2,crashes=1,slow=1"} {
 		d := design(t, name)
-		for _, b := range []Bounds{{Symmetry: true}, {}, {Symmetry: true, MaxStates: 1500}, {MaxSteps: 9}} {
+		for _, b := range []Bounds{{Symmetry: true}, {}, {Symmetry: true, MaxStates: 1500}, {MaxSteps: 9}, {Symmetry: true, FrontierDir: t.TempDir()}} {
 			for _, first := range []bool{false, true} {
-				want := check(t, Config{Design: d, Bounds: b, First: first})
+				wb := b
+				wb.FrontierDir = ""
+				want := check(t, Config{Design: d, Bounds: wb, First: first})
 				func() {
 					defer func(c, b int) { chunkStates, blockBits = c, b }(chunkStates, blockBits)
 					for _, bits := range []int{3, 6} {

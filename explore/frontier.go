@@ -1,5 +1,10 @@
 package explore
 
+import (
+	"fmt"
+	"os"
+)
+
 // chunkStates is how many frontier states one chunk of a level expands: a
 // level is expanded, merged and collected chunk by chunk, in frontier
 // order, so that the merge's per-step arrays stay the size of one chunk's
@@ -20,7 +25,8 @@ var (
 // blockStates.
 type frontier struct {
 	blocks [][]byte
-	n      int // states
+	n      int      // states
+	file   *os.File // the blocks on disk (Bounds.FrontierDir); nil: in memory
 }
 
 func blockStates() int { return 1 << blockBits }
@@ -80,14 +86,15 @@ func (f *frontier) grow(n int, p *blockPool) {
 	bs := blockStates()
 	for {
 		k := len(f.blocks)
-		have := k * bs
-		if k > 0 {
+		have := k * bs // a nil block is on disk, and full
+		small := k > 0 && f.blocks[k-1] != nil && len(f.blocks[k-1]) < bs*p.stride
+		if small {
 			have = (k-1)*bs + len(f.blocks[k-1])/p.stride
 		}
 		if have >= f.n {
 			return
 		}
-		if k > 0 && len(f.blocks[k-1]) < bs*p.stride {
+		if small {
 			// a small block: move it into a bigger one
 			old := f.blocks[k-1]
 			b := p.get(f.n - (k-1)*bs)
@@ -114,12 +121,91 @@ func (f *frontier) release(lo, hi int, p *blockPool) {
 	}
 }
 
-// reset empties the frontier, giving its remaining blocks back.
-func (f *frontier) reset(p *blockPool) {
+// reset empties the frontier, giving its remaining blocks back (and
+// emptying its file).
+func (f *frontier) reset(p *blockPool) error {
 	for k, b := range f.blocks {
 		p.put(b)
 		f.blocks[k] = nil
 	}
 	f.blocks = f.blocks[:0]
 	f.n = 0
+	if f.file != nil {
+		if err := f.file.Truncate(0); err != nil {
+			return fmt.Errorf("explore: frontier file: %w", err)
+		}
+	}
+	return nil
+}
+
+// A frontier on disk (Bounds.FrontierDir): its blocks are written to a
+// file as soon as they are full and read back one chunk at a time, so that
+// only a chunk of each frontier is in memory. A nil block is on disk.
+
+// spillTo gives the frontier a file in dir (empty, deleted when closed).
+func (f *frontier) spillTo(dir string) error {
+	file, err := os.CreateTemp(dir, "lockcheck-frontier-*")
+	if err != nil {
+		return fmt.Errorf("explore: frontier file: %w", err)
+	}
+	// unlinked at once: the space goes back when the file is closed, even
+	// if the process is killed
+	if err := os.Remove(file.Name()); err != nil {
+		file.Close()
+		return fmt.Errorf("explore: frontier file: %w", err)
+	}
+	f.file = file
+	return nil
+}
+
+// flush writes the frontier's full blocks (all of them if all) to its
+// file and gives them back to the pool. No-op for a frontier in memory.
+func (f *frontier) flush(all bool, p *blockPool) error {
+	if f.file == nil {
+		return nil
+	}
+	bs := blockStates()
+	for k, b := range f.blocks {
+		if b == nil {
+			continue
+		}
+		n := min(bs, f.n-k*bs) // states in block k
+		if n < bs && !all {
+			break
+		}
+		if _, err := f.file.WriteAt(b[:n*p.stride], int64(k)*int64(bs*p.stride)); err != nil {
+			return fmt.Errorf("explore: frontier file: %w", err)
+		}
+		p.put(b)
+		f.blocks[k] = nil
+	}
+	return nil
+}
+
+// load reads the blocks of states lo to hi-1 back from the file.
+func (f *frontier) load(lo, hi int, p *blockPool) error {
+	if f.file == nil {
+		return nil
+	}
+	bs := blockStates()
+	for k := lo >> blockBits; k*bs < hi; k++ {
+		if f.blocks[k] != nil {
+			continue
+		}
+		n := min(bs, f.n-k*bs)
+		b := p.get(bs)
+		if _, err := f.file.ReadAt(b[:n*p.stride], int64(k)*int64(bs*p.stride)); err != nil {
+			return fmt.Errorf("explore: frontier file: %w", err)
+		}
+		f.blocks[k] = b
+	}
+	return nil
+}
+
+// close deletes the frontier's file.
+func (f *frontier) close() {
+	if f.file != nil {
+		f.file.Close()
+		f.file = nil
+	}
 }

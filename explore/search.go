@@ -48,6 +48,16 @@ func Check(cfg Config) (*Report, error) {
 		done:    make([]bool, len(props)),
 		found:   cfg.Found,
 	}
+	if dir := cfg.Bounds.FrontierDir; dir != "" {
+		defer e.cur.close()
+		defer e.next.close()
+		if err := e.cur.spillTo(dir); err != nil {
+			return nil, err
+		}
+		if err := e.next.spillTo(dir); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Bounds.Bitstate != 0 {
 		var err error
 		if e.bits, err = newBitSet(cfg.Bounds.Bitstate); err != nil {
@@ -268,7 +278,12 @@ func (e *engine) run() error {
 			e.depth.Store(int64(depth))
 		}
 		e.base = uint32(lv.start)
-		e.cur.reset(&e.pool)
+		if err := e.next.flush(true, &e.pool); err != nil {
+			return err
+		}
+		if err := e.cur.reset(&e.pool); err != nil {
+			return err
+		}
 		e.cur, e.next = e.next, e.cur
 		e.noteMemory(0, 0)
 		if lv.full {
@@ -378,12 +393,15 @@ func (e *engine) runLevel(live []int) (levelEnd, error) {
 	keep := true // new states are still merged and collected
 	drop := func() {
 		e.trail.truncate(start)
-		e.next.reset(&e.pool)
+		e.next.reset(&e.pool) // the search stops: an error here changes nothing
 		e.distinct.Store(int64(e.trail.n))
 	}
 	for lo := 0; lo < nf; lo += chunkStates {
 		hi := min(lo+chunkStates, nf)
 		e.noteUnitsCap()
+		if err := e.cur.load(lo, hi, &e.pool); err != nil {
+			return end, err
+		}
 		e.expandChunk(live, lo, hi)
 		if e.tooMany.Load() {
 			return end, fmt.Errorf("explore: a state has more than %d enabled actions", 1<<16-1)
@@ -429,6 +447,9 @@ func (e *engine) runLevel(live []int) (levelEnd, error) {
 				keep, end.stop = false, "max-memory"
 			} else if e.collect(fresh, start) {
 				keep, end.full = false, true
+			}
+			if err := e.next.flush(false, &e.pool); err != nil {
+				return end, err
 			}
 			if e.badPack.Load() {
 				return end, errBadPack

@@ -102,6 +102,7 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 	first := fs.Bool("first", false, "stop at the first violation of any always property (the others are then incomplete)")
 	bitstate := fs.Bool("bitstate", false, "bitstate search (SPIN's -DBITSTATE): visited states are 3 bits each in an array of 2^bits, for state spaces larger than memory; a property not violated then holds only probably (exit 5), a violation found is real")
 	bitsLog := fs.Int("bits", 32, fmt.Sprintf("with -bitstate: the bit array has 2^bits bits (%d to %d; 32 = 512 MB)", explore.MinBitstate, explore.MaxBitstate))
+	frontierDir := fs.String("frontier-dir", "", "keep the frontiers (the states of the level being searched and of the next) in a file in this folder, deleted at once, instead of memory: only a chunk of each is in memory")
 	out := fs.String("out", "", "write each violated property's shortest counterexample (.txt, .html, -porcupine.html) into this folder")
 	var u bytes.Buffer
 	fs.SetOutput(&u)
@@ -160,6 +161,15 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 	}
 	if *bitstate {
 		a.bounds.Bitstate = *bitsLog
+	}
+	if set["frontier-dir"] {
+		if *frontierDir == "" {
+			return a, false, usage, fmt.Errorf("-frontier-dir: empty (want a folder)")
+		}
+		if fi, err := os.Stat(*frontierDir); err != nil || !fi.IsDir() {
+			return a, false, usage, fmt.Errorf("-frontier-dir %s: not a folder", clip(*frontierDir))
+		}
+		a.bounds.FrontierDir = *frontierDir
 	}
 	a.json = *asJSON
 	a.first = *first
