@@ -14,6 +14,10 @@
 #   REDLOCK=1 bench/spin_compare.sh  adds a row: `explore check -design
 #                                    redlock/cad/none/plain,clients=4`, all properties
 #                                    (121 M states; there is no SPIN model of Redlock)
+#   FRONTIER=1 bench/spin_compare.sh adds the lockcheck rows again with -frontier-dir
+#                                    (the frontiers in a file in a temporary folder)
+#   BITSTATE=1 bench/spin_compare.sh adds bitstate rows (-bitstate -bits BITS, default
+#                                    32): the SPIN design, and Redlock if REDLOCK=1
 #
 # Needs spin, gcc, go, python3 and GNU time (/usr/bin/time). The Promela model
 # is read from SPIN_DIR (default: ../shared/baselines/spin next to the repo)
@@ -57,40 +61,53 @@ fi
 ( cd "$ROOT" && go build -o "$TMP/explore" ./cmd/explore )
 syms="true false"
 [ "$CLIENTS" = 3 ] || [ "${NOSYM:-}" = 1 ] || syms=true
+mkdir "$TMP/frontier"
+modes=("")
+[ "${FRONTIER:-}" = 1 ] && modes+=("-frontier-dir=$TMP/frontier")
+[ "${BITSTATE:-}" = 1 ] && modes+=("-bitstate -bits=${BITS:-32}")
+for mode in "${modes[@]}"; do
 for sym in $syms; do
+	# shellcheck disable=SC2086 # $mode is zero or more flags
 	/usr/bin/time -f 'WALL %e RSS %M' "$TMP/explore" check -design "$DESIGN" -properties no-lost-update \
-		-symmetry="$sym" -workers "$WORKERS" -json > "$TMP/lc.json" 2> "$TMP/lc.err" || true
-	rows+=("$(python3 - "$TMP/lc.json" "$TMP/lc.err" "$sym" <<'EOF'
+		-symmetry="$sym" -workers "$WORKERS" $mode -json > "$TMP/lc.json" 2> "$TMP/lc.err" || true
+	rows+=("$(python3 - "$TMP/lc.json" "$TMP/lc.err" "$sym" "$mode" <<'EOF'
 import json, re, sys
 j = json.load(open(sys.argv[1]))
 err = open(sys.argv[2]).read()
 wall, rss = float(re.findall(r"WALL ([\d.]+)", err)[-1]), int(re.findall(r"RSS (\d+)", err)[-1]) / 1024
 st = j["stats"]
 sym = "symmetry" if sys.argv[3] == "true" else "no symmetry"
+if sys.argv[4]:
+    sym += ", " + re.sub(r"=/\S+", "", sys.argv[4])
 print(f"| lockcheck, {sym} | {j['results'][0]['status']} | {st['distinct']:,} | {st['transitions']:,} | {wall:.2f} | "
       f"{st['distinct']/st['seconds']/1e6:.2f} M | {rss:,.0f} | {st['bytes_per_state']:.1f} tables, {rss*2**20/st['distinct']:.0f} resident |")
 EOF
 )")
 done
+done
 
 if [ "${REDLOCK:-}" = 1 ]; then
 	RDESIGN="redlock/cad/none/plain,clients=4"
+	for mode in "${modes[@]}"; do
+	# shellcheck disable=SC2086 # $mode is zero or more flags
 	/usr/bin/time -f 'WALL %e RSS %M' "$TMP/explore" check -design "$RDESIGN" \
-		-workers "$WORKERS" -json > "$TMP/rl.json" 2> "$TMP/rl.err" || true
-	rows+=("$(python3 - "$TMP/rl.json" "$TMP/rl.err" "$RDESIGN" <<'EOF'
+		-workers "$WORKERS" $mode -json > "$TMP/rl.json" 2> "$TMP/rl.err" || true
+	rows+=("$(python3 - "$TMP/rl.json" "$TMP/rl.err" "$RDESIGN" "$mode" <<'EOF'
 import json, re, sys
 j = json.load(open(sys.argv[1]))
 err = open(sys.argv[2]).read()
 wall, rss = float(re.findall(r"WALL ([\d.]+)", err)[-1]), int(re.findall(r"RSS (\d+)", err)[-1]) / 1024
 st = j["stats"]
 verdicts = ", ".join(sorted({r["status"] for r in j["results"]}))
-print(f"| lockcheck, {sys.argv[3]}, all properties | {verdicts} | {st['distinct']:,} | {st['transitions']:,} | {wall:.2f} | "
+mode = ", " + re.sub(r"=/\S+", "", sys.argv[4]) if sys.argv[4] else ""
+print(f"| lockcheck, {sys.argv[3]}, all properties{mode} | {verdicts} | {st['distinct']:,} | {st['transitions']:,} | {wall:.2f} | "
       f"{st['distinct']/st['seconds']/1e6:.2f} M | {rss:,.0f} | {st['bytes_per_state']:.1f} tables, {rss*2**20/st['distinct']:.0f} resident |")
 EOF
 )")
+	done
 fi
 
-echo "design $DESIGN, property no-lost-update, $(nproc) cores, $(date -u +%Y-%m-%d)"
+echo "design $DESIGN, property no-lost-update, $(nproc) cores, $(date -u +%Y-%m-%d), load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| run | verdict | distinct states | transitions | wall s | states/s | peak RSS MB | bytes/state |"
 echo "|---|---|---|---|---|---|---|---|"

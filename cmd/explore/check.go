@@ -521,7 +521,7 @@ type checkBoundsJSON struct {
 type checkResJSON struct {
 	Property    string `json:"property"`
 	Expect      string `json:"expect"` // always or sometimes
-	Status      string `json:"status"` // holds, violated, seen, not-seen, incomplete
+	Status      string `json:"status"` // holds, violated, seen, not-seen, incomplete; holds-probabilistic, not-seen-probabilistic (-bitstate)
 	Verdict     string `json:"verdict"`
 	TraceLength *int   `json:"trace_length,omitempty"`
 	// Linearizable is porcupine's verdict on the counterexample's job
