@@ -145,6 +145,8 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 	if *maxMemory != 0 && *maxMemory < minMaxMemory {
 		return a, false, usage, fmt.Errorf("-max-memory %d: want 0 (no limit) or %d to %d MB (the process itself takes about %d)", *maxMemory, minMaxMemory, int64(maxMemoryFlag), processReserve>>20)
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["bits"] && !*bitstate {
 		return a, false, usage, fmt.Errorf("-bits %d: only with -bitstate", *bitsLog)
 	}
