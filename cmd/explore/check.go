@@ -305,7 +305,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 // old arrays of grown set segments until they are collected, and freed
 // pages not yet returned to the system. Measured on the 4-client Redlock
 // design, peak resident against -max-memory: see the README.
-const searchShare = 0.72
+const searchShare = 0.6
 
 // minMaxMemory is the smallest -max-memory accepted, in MB: below it the
 // process's own footprint leaves the search nothing.
