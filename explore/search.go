@@ -48,6 +48,7 @@ func Check(cfg Config) (*Report, error) {
 		trail:   newTrail(),
 		done:    make([]bool, len(props)),
 		found:   cfg.Found,
+		allow:   cfg.Allow,
 	}
 	e.rep = &Report{Design: d, Bounds: cfg.Bounds, Results: make([]Result, len(props))}
 	for i, p := range props {
@@ -158,6 +159,7 @@ type engine struct {
 	levelDone   atomic.Int64
 	first       bool
 	found       func(Result, int64)
+	allow       func(model.Action) bool // nil: every action
 }
 
 // unit is one range of the frontier and the fingerprints of its steps, in
@@ -476,8 +478,11 @@ func (e *engine) expand(u *unit, live []int, dups *dupCache) {
 			e.tooMany.Store(true)
 			return
 		}
-		u.nacts = append(u.nacts, uint16(len(u.buf)))
+		before := len(u.fps)
 		for k, a := range u.buf {
+			if e.allow != nil && !e.allow(a) {
+				continue
+			}
 			u.ns = *s
 			model.StepTo(d, &u.ns, a, &u.ev)
 			u.kinds |= 1 << (a.Kind & 63)
@@ -496,6 +501,7 @@ func (e *engine) expand(u *unit, live []int, dups *dupCache) {
 			}
 			u.fps = append(u.fps, fp)
 		}
+		u.nacts = append(u.nacts, uint16(len(u.fps)-before)) // the steps taken (Allow may skip some)
 	}
 }
 
@@ -700,6 +706,9 @@ func (e *engine) rebuild(u *unit, nextBase, limit int) {
 		e.load(i, s)
 		u.buf = model.Actions(d, s, u.buf)
 		for k, a := range u.buf {
+			if e.allow != nil && !e.allow(a) {
+				continue
+			}
 			if flags[g] && at < limit {
 				u.ns = *s
 				model.StepTo(d, &u.ns, a, &u.ev)
