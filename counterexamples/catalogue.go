@@ -344,6 +344,9 @@ func preventedText(name string, rep *explore.FixReport, property string) string 
 			what = append(what, ch.What)
 		}
 		fmt.Fprintf(&b, "  %d. %s (cost %d): %s\n     %s\n", i+1, c.ChangesText(), c.Cost, strings.Join(what, "; "), c.Name())
+		if why := c.Vacuity(property); why != "" {
+			fmt.Fprintf(&b, "     vacuous there: %s; no fault of the budget puts this fix to the test (listed after those it does)\n", why)
+		}
 	}
 	fmt.Fprintf(&b, "(%d neighbour designs searched within %d change(s); costs rank the changes, see explore fix -h)\n", len(rep.Checked), rep.Distance)
 	return b.String()
