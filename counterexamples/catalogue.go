@@ -109,9 +109,12 @@ func index(found []Found) []byte {
 	b.WriteString("(when that trace is no longer), renamed A, B, C in order of appearance. Each `.txt`\n")
 	b.WriteString("starts with the cause in one sentence and the faults the violation needs, and ends with\n")
 	b.WriteString("what would have prevented it (`explore fix`: the nearest designs on which the property\n")
-	b.WriteString("holds). It tells the story, draws the seed's timeline and ends with the\n")
-	b.WriteString("trace in scenario syntax; `go run ./cmd/explore replay FILE` runs it again. Each `.html`\n")
-	b.WriteString("draws the same timeline as a web page.\n\n")
+	b.WriteString("holds). It tells the story, draws the seed's timeline (with a row for the storage's\n")
+	b.WriteString("counter, accepted writes and highest token seen, a lane per lock node for Redlock and the\n")
+	b.WriteString("replica, the validity each holder has left, and the watchdog when it acts or is frozen)\n")
+	b.WriteString("and ends with the trace in scenario syntax; `go run ./cmd/explore replay FILE` runs it\n")
+	b.WriteString("again. Each `.html` draws the same timeline as a web page, and opens each step on the\n")
+	b.WriteString("whole state after it, the fields the step changed highlighted.\n\n")
 	b.WriteString("`go test ./counterexamples` replays every file and regenerates them all (golden);\n")
 	b.WriteString("`go test ./counterexamples -rewrite` or `" + RegenCommand + "` rewrites them: read the diff before committing.\n\n")
 	b.WriteString("| design | property | steps | files |\n|---|---|---|---|\n")
@@ -341,6 +344,9 @@ func preventedText(name string, rep *explore.FixReport, property string) string 
 			what = append(what, ch.What)
 		}
 		fmt.Fprintf(&b, "  %d. %s (cost %d): %s\n     %s\n", i+1, c.ChangesText(), c.Cost, strings.Join(what, "; "), c.Name())
+		if why := c.Vacuity(property); why != "" {
+			fmt.Fprintf(&b, "     vacuous there: %s; no fault of the budget puts this fix to the test (listed after those it does)\n", why)
+		}
 	}
 	fmt.Fprintf(&b, "(%d neighbour designs searched within %d change(s); costs rank the changes, see explore fix -h)\n", len(rep.Checked), rep.Distance)
 	return b.String()

@@ -83,6 +83,12 @@ type Config struct {
 	// First stops the search at the end of the first level that violates
 	// an always property; the undecided properties are incomplete.
 	First bool
+	// Allow, if not nil, restricts the search to the actions it allows:
+	// the others are never taken, so the verdicts are about that part of
+	// the space only (Shorten uses it to search among the faults one
+	// counterexample used). It must not depend on which client takes the
+	// action when Bounds.Symmetry is on. nil: every enabled action.
+	Allow func(model.Action) bool
 	// Context stops the search when done (StoppedBy "interrupted"), within
 	// one work unit of the level being expanded; the level's partial
 	// findings are dropped, what earlier levels proved stands. nil: never.

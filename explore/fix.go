@@ -55,6 +55,21 @@ type Candidate struct {
 	// Holds: every chosen property holds, nothing breaks, and the jobs can
 	// all finish (all-done is seen), so the verdict is not vacuous.
 	Holds bool
+	// Vacuous are the properties of Fixes that hold here only vacuously
+	// (Result.Vacuous: no lock expired or was lost while held, as when a
+	// longer TTL outlasts every fault of the budget). Such a fix says
+	// nothing about the design, only that the faults no longer hurt it: it
+	// is listed after those put to the test.
+	Vacuous []string
+}
+
+// Vacuity is why the fixed property holds only vacuously here, "" if it
+// was put to the test.
+func (c *Candidate) Vacuity(property string) string {
+	if r, ok := c.Result(property); ok && r.Status == Holds {
+		return r.Vacuous
+	}
+	return ""
 }
 
 // Name is the neighbour's design name.
@@ -102,6 +117,27 @@ type FixProgress struct {
 	Seconds               float64
 }
 
+// rankVacuousLast moves the candidates on which property (every fixed
+// property, if "") holds only vacuously after the others, keeping the
+// order within each group.
+func rankVacuousLast(cs []Candidate, property string) []Candidate {
+	vacuous := func(c *Candidate) bool {
+		if property == "" {
+			return len(c.Vacuous) > 0
+		}
+		return c.Vacuity(property) != ""
+	}
+	out := make([]Candidate, 0, len(cs))
+	for _, last := range []bool{false, true} {
+		for i := range cs {
+			if vacuous(&cs[i]) == last {
+				out = append(out, cs[i])
+			}
+		}
+	}
+	return out
+}
+
 // FixReport is the outcome of Fix.
 type FixReport struct {
 	Design     model.Design
@@ -109,11 +145,13 @@ type FixReport struct {
 	Original   *Report  // the design's own search
 	Violated   []string // chosen properties the design violates
 	// Checked are every valid neighbour searched, nearest first (changes,
-	// cost, name); Fixes are those that hold, in the same order.
+	// cost, name); Fixes are those that hold, in the same order, except
+	// that those that hold only vacuously (Candidate.Vacuous) come last.
 	Checked []Candidate
 	Fixes   []Candidate
 	// Per property violated by the design: the neighbours on which it
-	// holds (all-done seen), nearest first.
+	// holds (all-done seen), nearest first, those on which it holds only
+	// vacuously last.
 	PerProperty map[string][]Candidate
 	Distance    int // the most changes searched (0: the design is safe)
 	Skipped     int // neighbour names the grammar refused, and changes that cannot act (restart without node crashes)
@@ -232,6 +270,10 @@ func Fix(cfg FixConfig) (*FixReport, error) {
 			break
 		}
 	}
+	rep.Fixes = rankVacuousLast(rep.Fixes, "")
+	for p, cs := range rep.PerProperty {
+		rep.PerProperty[p] = rankVacuousLast(cs, p)
+	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
 }
@@ -281,6 +323,9 @@ func judge(c *Candidate, violated, held []string) {
 	for _, v := range violated {
 		if r, ok := c.Result(v); ok && r.Status == Holds {
 			c.Fixes = append(c.Fixes, v)
+			if r.Vacuous != "" {
+				c.Vacuous = append(c.Vacuous, v)
+			}
 		}
 	}
 	for _, h := range held {

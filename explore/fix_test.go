@@ -101,10 +101,85 @@ func TestFixSuggestionsHoldAndNoneCheaperMissed(t *testing.T) {
 							}
 						}
 					}
+					if ok && vacuous(r, rep.Violated) {
+						// a cheaper fix that holds only vacuously ranks after best
+						require.True(t, listedAfter(rep.Fixes, n.Name()), "%s holds vacuously and costs %d: it must be listed after %s", n.Name(), n.Cost, best.Name())
+						continue
+					}
 					require.False(t, ok, "%s holds and costs %d, less than the first fix %s (%d)", n.Name(), n.Cost, best.Name(), best.Cost)
 				}
 			}
 		})
+	}
+}
+
+// vacuous reports whether one of props holds only vacuously in r.
+func vacuous(r *Report, props []string) bool {
+	for _, p := range props {
+		if res, _ := r.Result(p); res.Status == Holds && res.Vacuous != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// listedAfter reports whether the fix named name is in fixes after one
+// that holds not vacuously.
+func listedAfter(fixes []Candidate, name string) bool {
+	real := false
+	for _, f := range fixes {
+		if f.Name() == name {
+			return real
+		}
+		real = real || len(f.Vacuous) == 0
+	}
+	return false
+}
+
+// A fix that holds only vacuously (a longer TTL that the pause no longer
+// outlasts: no lock is lost while held) ranks after the fixes that were
+// put to the test, even when it is cheaper, in the list of fixes and in
+// each property's; its Vacuous names exactly the fixed properties whose
+// verdict is vacuous.
+func TestFixRanksVacuousFixesLast(t *testing.T) {
+	rep := fixOf(t, "demo3", "no-lost-update")
+	require.NotEmpty(t, rep.Fixes)
+	var names []string
+	seenVacuous := false
+	for _, f := range rep.Fixes {
+		var want []string
+		for _, p := range f.Fixes {
+			if r, _ := f.Result(p); r.Vacuous != "" {
+				want = append(want, p)
+			}
+		}
+		require.Equal(t, want, f.Vacuous, f.Name())
+		if len(f.Vacuous) > 0 {
+			seenVacuous = true
+		} else {
+			require.False(t, seenVacuous, "%s (put to the test) is listed after a vacuous fix", f.Name())
+		}
+		names = append(names, f.ChangesText())
+	}
+	require.True(t, seenVacuous, "demo3 has vacuous fixes (a longer TTL): %v", names)
+	// the cheaper vacuous fix comes after the dearer real one
+	ttl, cas := -1, -1
+	for i, f := range rep.Fixes {
+		switch f.ChangesText() {
+		case "ttl 10 → 20":
+			ttl = i
+			require.Equal(t, []string{"no-lost-update"}, f.Vacuous)
+		case "storage max-token → cas":
+			cas = i
+			require.Empty(t, f.Vacuous)
+		}
+	}
+	require.True(t, cas >= 0 && ttl > cas, "storage → cas (cost 3) before ttl 10 → 20 (cost 2, vacuous): %v", names)
+	require.Less(t, rep.Fixes[ttl].Cost, rep.Fixes[cas].Cost)
+	per := rep.PerProperty["no-lost-update"]
+	require.Equal(t, len(rep.Fixes), len(per))
+	for i := range per {
+		require.Equal(t, rep.Fixes[i].Name(), per[i].Name())
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,7 @@ func Check(cfg Config) (*Report, error) {
 		trail:   newTrail(),
 		done:    make([]bool, len(props)),
 		found:   cfg.Found,
+		allow:   cfg.Allow,
 	}
 	if dir := cfg.Bounds.FrontierDir; dir != "" {
 		defer e.cur.close()
@@ -155,6 +157,7 @@ type engine struct {
 	next    frontier
 	pool    blockPool
 	units   []*unit     // the chunk's
+	dups    []*dupCache // per worker (dedup.go)
 	badPack atomic.Bool // a state used a slot its design does not (a model bug)
 	hits    []hit       // per property: the first step of the level that showed it
 	seen    int         // states numbered before the level (for Found)
@@ -182,6 +185,7 @@ type engine struct {
 	levelDone   atomic.Int64
 	first       bool
 	found       func(Result, int64)
+	allow       func(model.Action) bool // nil: every action
 }
 
 // unit is one range of the frontier and the fingerprints of its steps, in
@@ -194,6 +198,7 @@ type unit struct {
 	id     int   // position of its first new state in the next frontier
 	found  []hit // per property: the first step in this unit that showed it
 	buf    []model.Action
+	nacts  []uint16    // per frontier state of the unit: its steps
 	cur    model.State // the frontier state being expanded, unpacked
 	ns     model.State // the successor being checked (fields, so that
 	ev     model.Event // passing them to Bad does not allocate)
@@ -539,16 +544,16 @@ func (e *engine) parallel(f func(w int)) {
 
 // forUnits runs f on every unit, the workers taking units in turn, and
 // stops early once stop reports true.
-func (e *engine) forUnits(f func(u *unit), stop func() bool) {
+func (e *engine) forUnits(f func(w int, u *unit), stop func() bool) {
 	var next atomic.Int64
 	n := len(e.units)
-	e.parallel(func(int) {
+	e.parallel(func(w int) {
 		for !stop() {
 			k := int(next.Add(1) - 1)
 			if k >= n {
 				return
 			}
-			f(e.units[k])
+			f(w, e.units[k])
 		}
 	})
 }
@@ -565,8 +570,11 @@ func (e *engine) expandChunk(live []int, lo, hi int) {
 		u.lo, u.hi = lo+k*unitStates, min(lo+(k+1)*unitStates, hi)
 	}
 	var total atomic.Int64
-	e.forUnits(func(u *unit) {
-		e.expand(u, live)
+	for len(e.dups) < e.workers {
+		e.dups = append(e.dups, &dupCache{})
+	}
+	e.forUnits(func(w int, u *unit) {
+		e.expand(u, live, e.dups[w])
 		e.levelDone.Add(int64(u.hi - u.lo))
 		if e.overMemory(total.Add(int64(len(u.fps))), 0) {
 			e.abort.Store(true)
@@ -579,7 +587,7 @@ func (e *engine) expandChunk(live []int, lo, hi int) {
 	}
 }
 
-func (e *engine) expand(u *unit, live []int) {
+func (e *engine) expand(u *unit, live []int, dups *dupCache) {
 	d := &e.d
 	u.fps = u.fps[:0]
 	if cap(u.found) < len(e.props) {
@@ -589,6 +597,7 @@ func (e *engine) expand(u *unit, live []int) {
 	clear(u.found)
 	props := e.props
 	u.kinds, u.wit = 0, 0
+	u.nacts = u.nacts[:0]
 	wit := e.cov.Witnessed() // once every witness is seen, none is asked
 	for i := u.lo; i < u.hi; i++ {
 		s := &u.cur
@@ -598,8 +607,13 @@ func (e *engine) expand(u *unit, live []int) {
 			e.tooMany.Store(true)
 			return
 		}
+		before := len(u.fps)
 		for k, a := range u.buf {
-			u.ns, u.ev = model.Step(d, *s, a)
+			if e.allow != nil && !e.allow(a) {
+				continue
+			}
+			u.ns = *s
+			model.StepTo(d, &u.ns, a, &u.ev)
 			u.kinds |= 1 << (a.Kind & 63)
 			if wit != model.AllWitnesses {
 				w := model.Witnesses(d, &u.ns, &u.ev)
@@ -610,8 +624,13 @@ func (e *engine) expand(u *unit, live []int) {
 					u.found[pi] = hit{true, uint32(i), uint16(k)}
 				}
 			}
-			u.fps = append(u.fps, e.fingerprint(&u.ns))
+			fp := e.fingerprint(&u.ns)
+			if dups.seen(fp) {
+				fp = dupStep // not new: the merge skips it
+			}
+			u.fps = append(u.fps, fp)
 		}
+		u.nacts = append(u.nacts, uint16(len(u.fps)-before)) // the steps taken (Allow may skip some)
 	}
 }
 
@@ -664,7 +683,9 @@ func (e *engine) merge() {
 		clear(h)
 		for _, u := range group(c) {
 			for _, fp := range u.fps {
-				h[segOf(fp)]++
+				if fp != dupStep {
+					h[segOf(fp)]++
+				}
 			}
 		}
 	})
@@ -685,10 +706,12 @@ func (e *engine) merge() {
 		for _, u := range group(c) {
 			pos := u.first
 			for _, fp := range u.fps {
-				g := segOf(fp)
-				k := h[g]
-				e.bfp[k], e.kOf[pos] = fp, uint32(k)
-				h[g] = k + 1
+				if fp != dupStep {
+					g := segOf(fp)
+					k := h[g]
+					e.bfp[k], e.kOf[pos] = fp, uint32(k)
+					h[g] = k + 1
+				}
 				pos++
 			}
 		}
@@ -743,12 +766,12 @@ var touchSink atomic.Uint64
 // count gathers the merge's verdicts in generation order and returns the
 // number of new states.
 func (e *engine) count() int {
-	e.forUnits(func(u *unit) {
+	e.forUnits(func(_ int, u *unit) {
 		u.fresh = 0
 		lo, hi := u.first, u.first+int64(len(u.fps))
 		flags := e.isNew[lo:hi]
 		for j, k := range e.kOf[lo:hi] {
-			ok := e.bnew[k]
+			ok := u.fps[j] != dupStep && e.bnew[k]
 			flags[j] = ok
 			if ok {
 				u.fresh++
@@ -779,7 +802,7 @@ func (e *engine) collect(fresh, start int) bool {
 	first := e.trail.n
 	e.trail.grow(fresh)
 	e.next.grow(fresh, &e.pool)
-	e.forUnits(func(u *unit) { e.rebuild(u, first, first-start, fresh) }, func() bool { return false })
+	e.forUnits(func(_ int, u *unit) { e.rebuild(u, first, first-start, fresh) }, func() bool { return false })
 	e.distinct.Store(int64(e.trail.n))
 	return full
 }
@@ -797,13 +820,22 @@ func (e *engine) rebuild(u *unit, first, pos, limit int) {
 	at := u.id
 	st := e.stride
 	for i := u.lo; i < u.hi && at < limit; i++ {
+		n := int(u.nacts[i-u.lo])
+		if !slices.Contains(flags[g:g+n], true) {
+			g += n // no new state: neither unpacked nor its actions listed
+			continue
+		}
 		s := &u.cur
 		e.load(i, s)
 		u.buf = model.Actions(d, s, u.buf)
 		kids := at
 		for k, a := range u.buf {
+			if e.allow != nil && !e.allow(a) {
+				continue
+			}
 			if flags[g] && at < limit {
-				u.ns, _ = model.Step(d, *s, a)
+				u.ns = *s
+				model.StepTo(d, &u.ns, a, &u.ev)
 				if !e.pk.Pack(&u.ns, e.next.state(pos+at, st)) {
 					e.badPack.Store(true)
 				}

@@ -233,16 +233,17 @@ func TestDemoTimelineRows(t *testing.T) {
 	require.NoError(t, err)
 	tl := RenderTimeline(r)
 	lines := strings.Split(strings.TrimRight(tl, "\n"), "\n")
-	require.Len(t, lines, 4)
-	require.True(t, strings.HasPrefix(lines[0], "tick"))
-	require.True(t, strings.HasPrefix(lines[1], "believes"))
-	require.True(t, strings.HasPrefix(lines[2], "key"))
-	require.True(t, strings.HasPrefix(lines[3], "unsafe"))
-	require.Contains(t, lines[3], "✗A")
-	// ✗ stands under tick 15
+	require.Len(t, lines, 7, "six rows and the legend:\n%s", tl)
+	for k, label := range []string{"tick", "believes", "key", "counter", "accepted", "unsafe"} {
+		require.True(t, strings.HasPrefix(lines[k], label+" "), "row %d is %s:\n%s", k, label, tl)
+	}
+	require.Contains(t, lines[5], "✗A")
+	// ✗ stands under tick 15, and the storage ends with counter 2 after 3 accepted writes
 	col := strings.Index(lines[0], " 15")
 	require.Greater(t, col, 0)
-	require.Equal(t, "✗A", strings.TrimSpace(string([]rune(lines[3])[col:])))
+	require.Equal(t, "✗A", strings.TrimSpace(string([]rune(lines[5])[col:])))
+	require.True(t, strings.HasSuffix(lines[3], " 2"), lines[3])
+	require.True(t, strings.HasSuffix(lines[4], " 3"), lines[4])
 	steps := RenderSteps(r)
 	require.Contains(t, steps, "t=11 B: SET lock:order-42 B:91ab NX PX 10000 → OK")
 	require.Contains(t, steps, "t=15 A: write counter = 1 → accepted  ✗ the key is C's")

@@ -92,8 +92,18 @@ func skew(d *Design, s *State, i int) {
 
 // Words.
 
-func describePause(d *Design, ev *Event, p uint8) string {
-	return fmt.Sprintf("pauses for %d ticks (GC, VM migration), frozen until t=%d", p, int(ev.Now)+int(p)) + sessionPauseNote(d, ev, p)
+func describePause(d *Design, st *StepRecord, p uint8) string {
+	ev := &st.Event
+	until := int(ev.Now) + int(p)
+	s := fmt.Sprintf("pauses for %d ticks (GC, VM migration), frozen until t=%d", p, until) + sessionPauseNote(d, ev, p)
+	if c := &st.Before.Clients[st.Action.Client]; d.RenewTicks > 0 && c.Believes() && c.Timer != 0 && int(c.Timer) < until {
+		due := fmt.Sprintf("at t=%d", c.Timer)
+		if c.Timer <= ev.Now {
+			due = "now"
+		}
+		s += fmt.Sprintf("; its %s freezes with it: the renewal due %s waits until t=%d", renewerName(d), due, until)
+	}
+	return s
 }
 
 func describeSlow(d *Design) string {

@@ -1,6 +1,10 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // redlockRenew is the watchdog's extension (redsync's Extend, Redisson's
 // renewal): PEXPIRE on every node it can reach whose key is still its own;
@@ -192,4 +196,32 @@ func describeRedlockRelease(d *Design, st *StepRecord) string {
 		return "release on every node → deleted"
 	}
 	return "release on every node → nothing to delete"
+}
+
+// redlockExpiryNodes names the nodes on which client i's key expired at a
+// tick, and reports whether i no longer holds the lock after it.
+func redlockExpiryNodes(d *Design, st *StepRecord, i int) (string, bool) {
+	me := uint8(i + 1)
+	var nodes []string
+	for k := 0; k < d.Nodes; k++ {
+		if st.Before.Nodes[k].Owner == me && st.After.Nodes[k].Owner != me {
+			nodes = append(nodes, strconv.Itoa(k+1))
+		}
+	}
+	lost := !redlockHolds(d, &st.After, i)
+	var s string
+	switch {
+	case len(nodes) == 0:
+		return "", lost
+	case len(nodes) == d.Nodes:
+		s = fmt.Sprintf(" on all %d nodes", d.Nodes)
+	case len(nodes) == 1:
+		s = " on node " + nodes[0]
+	default:
+		s = " on nodes " + strings.Join(nodes[:len(nodes)-1], ", ") + " and " + nodes[len(nodes)-1]
+	}
+	if len(nodes) < d.Nodes {
+		s += fmt.Sprintf(" (%s keeps %d of %d, %d needed)", ClientName(i), heldNodes(d, &st.After, i), d.Nodes, majority(d))
+	}
+	return s, lost
 }

@@ -3,7 +3,6 @@ package model
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
 
 // LockKey is the Redis key of the lock, as in the seed.
@@ -52,8 +51,17 @@ func describeTick(d *Design, st *StepRecord) string {
 			continue
 		}
 		n := expiryWords(d, i)
-		if st.Before.Clients[i].Believes() {
+		lost := true
+		if d.Lock == LockRedlock {
+			var w string
+			w, lost = redlockExpiryNodes(d, st, i)
+			n += w
+		}
+		if st.Before.Clients[i].Believes() && lost {
 			n += " while " + ClientName(i) + " still believes it holds the lock"
+			if w := frozenRenewWords(d, &st.Before, i, ev.Now); w != "" {
+				n += " (" + w + ")"
+			}
 		}
 		notes = append(notes, n)
 	}
@@ -89,7 +97,7 @@ func describeClientStep(d *Design, st *StepRecord) string {
 	a := st.Action
 	switch a.Kind {
 	case ActPause:
-		return describePause(d, ev, a.Arg)
+		return describePause(d, st, a.Arg)
 	case ActSlow:
 		return describeSlow(d)
 	case ActHang:
@@ -212,55 +220,6 @@ func pollRun(steps []StepRecord, k int) (from, to int, who string, holder uint8,
 		}
 	}
 	return from, to, strings.Join(names, ", "), holder, next
-}
-
-// RenderTimeline draws the seed's timeline: one column per tick, a row for
-// who believes they hold the lock, one for who holds the key, and ✗ where a
-// client acted on storage without the key.
-func RenderTimeline(r *Run) string {
-	d := &r.Design
-	rows := [4][]string{}
-	labels := [4]string{"tick", "believes", "key", "unsafe"}
-	for _, tr := range r.Timeline {
-		rows[0] = append(rows[0], fmt.Sprint(tr.Tick))
-		rows[1] = append(rows[1], letters(d, tr.Believes, "·"))
-		var h strings.Builder
-		for _, o := range tr.Holders {
-			if o < 0 {
-				if len(tr.Holders) == 1 {
-					h.WriteString("·")
-				}
-				continue
-			}
-			h.WriteString(ClientName(o))
-		}
-		if h.Len() == 0 {
-			h.WriteString("·")
-		}
-		rows[2] = append(rows[2], h.String())
-		u := ""
-		if tr.Unsafe != 0 {
-			u = "✗" + letters(d, tr.Unsafe, "")
-		}
-		rows[3] = append(rows[3], u)
-	}
-	var b strings.Builder
-	for k, row := range rows {
-		fmt.Fprintf(&b, "%-9s", labels[k])
-		for col, cell := range row {
-			w := 0
-			for _, rr := range rows {
-				if n := utf8.RuneCountInString(rr[col]); n > w {
-					w = n
-				}
-			}
-			b.WriteString(" ")
-			b.WriteString(cell)
-			b.WriteString(strings.Repeat(" ", w-utf8.RuneCountInString(cell)))
-		}
-		b.WriteString("\n")
-	}
-	return strings.ReplaceAll(b.String(), " \n", "\n")
 }
 
 func plural(n int, one, many string) string {

@@ -1,6 +1,9 @@
 package model
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+)
 
 // service.go is the one place that dispatches on the lock service: each
 // function below hands its work to the service's own file (lock_*.go), by
@@ -314,4 +317,22 @@ func pollWords(d *Design) string {
 		return "txn put-if-absent → not put"
 	}
 	return "SET " + LockKey + " … NX → (nil)"
+}
+
+// renewerName is what renews client's lock while it holds it (renew=k).
+func renewerName(d *Design) string {
+	if d.Lock == LockEtcd {
+		return "keep-alive"
+	}
+	return "watchdog"
+}
+
+// frozenRenewWords says that client i's watchdog (keep-alive) was due by
+// now but frozen with its paused client, or "".
+func frozenRenewWords(d *Design, before *State, i int, now uint8) string {
+	c := &before.Clients[i]
+	if d.RenewTicks == 0 || c.Flags&FlagPaused == 0 || c.Timer == 0 || c.Timer > now {
+		return ""
+	}
+	return fmt.Sprintf("its %s, due at t=%d, froze with %s's pause", renewerName(d), c.Timer, ClientName(i))
 }

@@ -1,7 +1,11 @@
 package properties
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,18 +31,39 @@ var extraDesigns = []string{
 	"redis/cad/rw/max-token,clock=free,pauses=0",        // lateness without faults
 }
 
-// suiteDesigns is the catalogue followed by the extra designs, each once.
+// suiteDesigns are the designs TestDesigns, FuzzSchedules and the
+// measurements check: the one -properties.design names, or else
+// catalogueDesigns.
 func suiteDesigns() ([]string, error) {
 	if *designFlag != "" {
-		d, err := model.ParseDesign(*designFlag)
+		name, err := flagDesign(*designFlag)
 		if err != nil {
-			return nil, fmt.Errorf("-properties.design: %v", err)
+			return nil, err
 		}
-		if _, err := expectationFor(d); err != nil {
-			return nil, fmt.Errorf("-properties.design %s: %v", d.Name(), err)
-		}
-		return []string{strings.TrimSpace(*designFlag)}, nil
+		return []string{name}, nil
 	}
+	return catalogueDesigns()
+}
+
+// flagDesign checks the design -properties.design names (value): the name
+// must parse, and exhaustive search must complete on it, as the suite
+// judges rapid against a complete search. The error is one line.
+func flagDesign(value string) (string, error) {
+	name := strings.TrimSpace(value)
+	d, err := model.ParseDesign(name)
+	if err != nil {
+		return "", fmt.Errorf("-properties.design: %v", err)
+	}
+	if _, err := expectationFor(d); err != nil {
+		return "", fmt.Errorf("-properties.design: %v", err)
+	}
+	return name, nil
+}
+
+// catalogueDesigns is the catalogue followed by the extra designs, each
+// once: what the suite checks by default, and where TestPlantedBugs and
+// TestSuiteCoversTheModel look whatever -properties.design says.
+func catalogueDesigns() ([]string, error) {
 	var names []string
 	seen := map[string]string{}
 	for _, name := range append(catalogue.Names(), extraDesigns...) {
@@ -126,7 +151,7 @@ func expectationWith(d model.Design, props []model.Property) (*expectation, erro
 		return nil, fmt.Errorf("design %s: exhaustive search: %v", name, err)
 	}
 	if !rep.Stats.Complete {
-		return nil, fmt.Errorf("design %s: exhaustive search did not complete within %d states (depth %d): the suite needs a complete search to judge rapid; make the design smaller or raise bfsBounds", name, bfsBounds.MaxStates, rep.Stats.Depth)
+		return nil, fmt.Errorf("design %s: exhaustive search did not complete within %d states (depth %d): the suite needs a complete search to judge rapid; make the design smaller (fewer clients, nodes or faults)", name, bfsBounds.MaxStates, rep.Stats.Depth)
 	}
 	e := &expectation{design: d, states: rep.Stats.Distinct}
 	for i, p := range props {
@@ -153,7 +178,7 @@ func expectationWith(d model.Design, props []model.Property) (*expectation, erro
 // new value, a new lock service say, fails here until a design uses it),
 // and that every kind of fault of the model can happen in one of them.
 func TestSuiteCoversTheModel(t *testing.T) {
-	names, err := suiteDesigns()
+	names, err := catalogueDesigns()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,18 +251,56 @@ func axisValue(axis string, i int) string {
 }
 
 // TestDesignFlag: -properties.design runs the suite on one design of the
-// user's, and a bad name is a one-line error naming what is allowed.
+// user's, not in the catalogue, and a bad name is a one-line error naming
+// what is allowed, with a non-zero exit before any test runs. Both run
+// the test binary itself.
 func TestDesignFlag(t *testing.T) {
-	old := *designFlag
-	defer func() { *designFlag = old }()
-	*designFlag = "redis/cad/rw/max-token,ttl=5"
-	names, err := suiteDesigns()
-	if err != nil || len(names) != 1 || names[0] != "redis/cad/rw/max-token,ttl=5" {
-		t.Fatalf("got %v, %v", names, err)
+	if testing.Short() {
+		t.Skip("runs the test binary")
 	}
-	*designFlag = "redis/cad/rw/max-tokens"
-	_, err = suiteDesigns()
-	if err == nil || !strings.Contains(err.Error(), "-properties.design: unknown storage") || strings.Contains(err.Error(), "\n") {
-		t.Fatalf("bad design: %v", err)
+	const own = "redis/get-del/none/plain,ttl=6,clients=2"
+	if slices.Contains(catalogue.Names(), own) {
+		t.Fatalf("%s is in the catalogue: pick a design of a user's own", own)
+	}
+	run := func(design string) (string, string, error) {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestDesigns$", "-test.v", "-rapid.checks=20", "-properties.design="+design)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		return out.String(), errb.String(), err
+	}
+	out, stderr, err := run(own)
+	if err != nil {
+		t.Fatalf("-properties.design=%s: %v\n%s%s", own, err, out, stderr)
+	}
+	d, _ := model.ParseDesign(own)
+	exp, err := expectationFor(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subtests := []string{"holds"}
+	for _, v := range exp.violated() {
+		subtests = append(subtests, v.prop.Name)
+	}
+	for _, sub := range subtests {
+		if want := "--- PASS: TestDesigns/" + own + "/" + sub + " "; !strings.Contains(out, want) {
+			t.Errorf("-properties.design=%s: no %q in\n%s", own, want, out)
+		}
+	}
+	if strings.Count(out, "--- PASS: TestDesigns/") != 1+len(subtests) || len(subtests) < 2 {
+		t.Errorf("-properties.design=%s: want TestDesigns on that design alone, with a broken property:\n%s", own, out)
+	}
+	for _, c := range []struct{ design, want string }{
+		{"redis/cad/rw/max-tokens", `properties: -properties.design: unknown storage "max-tokens" (allowed: plain, max-token, max-write, cond-update, cas)`},
+		{"redis/cad/rw/max-token,ttl=0", "properties: -properties.design: "},
+	} {
+		out, stderr, err := run(c.design)
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+			t.Errorf("-properties.design=%s: want exit status 2, got %v", c.design, err)
+		}
+		if !strings.HasPrefix(stderr, c.want) || strings.Count(stderr, "\n") != 1 || out != "" {
+			t.Errorf("-properties.design=%s: want one line starting %q on stderr and nothing on stdout; got\nstderr: %q\nstdout: %q", c.design, c.want, stderr, out)
+		}
 	}
 }

@@ -16,11 +16,19 @@
 //     goes to the linearizability checker, whose verdict must agree with
 //     no-lost-update on the same run.
 //   - TestDesigns/DESIGN/PROPERTY, for each property search breaks: rapid
-//     must catch it (the schedule stops at the first step that shows it),
-//     shrink it, and the shrunk schedule must replay through model.Replay
-//     to the violation. The log compares its length with search's shortest
-//     ("SHRINK GAP" when longer); a shorter one fails the test. Up to
-//     -properties.rounds more rounds (5) then hunt for a shorter violation.
+//     must catch it (the schedule stops at the first step that shows it)
+//     and shrink it. A final pass then searches breadth-first among the
+//     kinds of fault the shrunk schedule used (explore.Shorten: a pause of
+//     any length, by any client, at any moment), which finds the shortest
+//     counterexample with those faults; rapid's shrinker deletes and
+//     lowers, but cannot trade a fault for another or move a pause to
+//     another client. While the result is longer than search's shortest,
+//     up to -properties.rounds more rounds (5) hunt for a shorter
+//     violation, each shortened the same way. The result must replay
+//     through model.Replay to the violation and be exactly as long as
+//     search's shortest: longer is a "SHRINK GAP", shorter a search bug;
+//     both fail the test (with -properties.rounds=0 a gap is only
+//     logged).
 //
 // A failure prints rapid's report (with the -run and -rapid.seed that
 // reproduce it), the shrunk schedule as the timeline `explore` prints, and
@@ -33,6 +41,10 @@
 //	                       may take 10×N, and at least 1000
 //	-rapid.seed=N          replay one seed
 //	-short                 a fifth of the checks, the first shrink only
+//	-properties.design=D   run TestDesigns (and FuzzSchedules) on design
+//	                       D, a name or preset as explore check takes it,
+//	                       instead of the catalogue; exhaustive search
+//	                       must complete on it within 2^21 states
 //	-properties.rounds=N   more rounds hunting a shorter violation
 //	-properties.strategy=S how steps are drawn: swarm (default), stable,
 //	                       uniform
@@ -48,6 +60,7 @@
 //
 // FuzzSchedules is the holds check as a go test -fuzz target
 // (rapid.MakeFuzz). TestPlantedBugs plants each of the model's bugs
-// (bug=…) and checks that the suite fails; TestPlantedProperties checks
+// (bug=…) and checks that the suite fails, with a schedule as short as
+// the bugged design's shortest; TestPlantedProperties checks
 // the shrinker against properties whose shortest schedules are known.
 package properties

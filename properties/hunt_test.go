@@ -31,8 +31,11 @@ type hunt struct {
 	d      model.Design
 	exp    *expectation
 	target int // index into exp.verdicts; -1: no target
-	bound  int // > 0: only a violation of the target before step bound counts; longer schedules stop there
-	pick   *picker
+	// tried: masks of fault kinds (faultMask) whose violations of the
+	// target no longer count: a violation that uses only the kinds of one
+	// of them stops the schedule uncaught
+	tried []uint64
+	pick  *picker
 
 	trace []model.Action // the schedule being drawn (reused)
 	buf   []model.Action // enabled actions (reused)
@@ -82,9 +85,6 @@ func (h *hunt) prop(t *rapid.T) {
 		if h.judge(t, &s, &ev) {
 			return
 		}
-		if h.bound > 0 && len(h.trace) >= h.bound-1 {
-			return
-		}
 	}
 	for i, ok := range h.seen {
 		if ok {
@@ -113,6 +113,8 @@ func (h *hunt) judge(t *rapid.T, s *model.State, ev *model.Event) bool {
 		switch {
 		case !v.shows:
 			h.disagree(t, v.prop.Name, fmt.Sprintf("exhaustive search of %s says %s cannot show", h.exp.design.Name(), v.prop.Name))
+		case i == h.target && covered(faultMask(h.trace), h.tried):
+			return true
 		case i == h.target:
 			h.catch(t)
 			return true
@@ -137,4 +139,25 @@ func (h *hunt) catch(t *rapid.T) {
 	}
 	h.caught = append(h.caught[:0], h.trace...)
 	t.Fatalf("caught %s at step %d", h.exp.verdicts[h.target].prop.Name, len(h.trace))
+}
+
+// faultMask has bit k set when trace takes a fault of kind k.
+func faultMask(trace []model.Action) uint64 {
+	var m uint64
+	for _, a := range trace {
+		if a.Kind.IsFault() {
+			m |= 1 << (a.Kind & 63)
+		}
+	}
+	return m
+}
+
+// covered reports whether every kind of fault in mask is in one of tried.
+func covered(mask uint64, tried []uint64) bool {
+	for _, t := range tried {
+		if mask&^t == 0 {
+			return true
+		}
+	}
+	return false
 }

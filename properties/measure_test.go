@@ -95,8 +95,12 @@ func TestMeasureRates(t *testing.T) {
 
 // TestMeasureCatch runs the caught subtests of TestDesigns with rapid
 // seeds 1 … N and reports per property the median checks and time to
-// catch, the median shrink time, and rapid's shrunk length (first and
-// after -properties.rounds more rounds) against breadth-first search's.
+// catch, the median shrink time, rapid's shrunk length (first), the
+// length of the catch whose faults gave the final pass its result (from:
+// the first or one of up to -properties.rounds more), and the final
+// length (breadth-first search among that catch's kinds of fault) against
+// breadth-first search's; then every seed and pair whose final length is
+// not the shortest.
 func TestMeasureCatch(t *testing.T) {
 	if *seedsFlag == 0 {
 		t.Skip("set -properties.seeds=N to measure")
@@ -108,8 +112,9 @@ func TestMeasureCatch(t *testing.T) {
 	strat := chosenStrategy(t)
 	var b strings.Builder
 	fmt.Fprintf(&b, "strategy %s, rapid seeds 1..%d, -properties.rounds=%d; medians over the seeds\n", strat.name, *seedsFlag, *roundsFlag)
-	fmt.Fprintf(&b, "%-62s %-15s %6s %9s %8s %4s %6s %6s %8s\n", "design", "property", "checks", "catch", "shrink", "BFS", "first", "rounds", "rounds-t")
-	var firstEq, bestEq, total int
+	fmt.Fprintf(&b, "%-62s %-15s %6s %9s %8s %4s %6s %6s %8s %6s %8s\n", "design", "property", "checks", "catch", "shrink", "BFS", "first", "from", "rounds-t", "final", "final-t")
+	var firstEq, bestEq, finalEq, total int
+	var gaps []string
 	var allChecks []int
 	for _, name := range names {
 		d, err := model.ParseDesign(name)
@@ -121,8 +126,8 @@ func TestMeasureCatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, v := range exp.violated() {
-			var checks, first, best []int
-			var catch, shrink, more []time.Duration
+			var checks, first, best, final []int
+			var catch, shrink, more, pass []time.Duration
 			for seed := 1; seed <= *seedsFlag; seed++ {
 				var r catchResult
 				ok := true
@@ -130,25 +135,31 @@ func TestMeasureCatch(t *testing.T) {
 				if !ok {
 					t.FailNow()
 				}
-				if r.best == nil {
+				if r.final == nil {
 					checks = append(checks, 1<<30) // missed
 					continue
 				}
 				checks = append(checks, r.first.rec.checksToCatch())
-				first, best = append(first, len(r.first.caught)), append(best, len(r.best.caught))
-				catch, shrink, more = append(catch, r.catch), append(shrink, r.shrink), append(more, r.more)
+				first, best, final = append(first, len(r.first.caught)), append(best, len(r.faultsOf)), append(final, len(r.final))
+				catch, shrink, more, pass = append(catch, r.catch), append(shrink, r.shrink), append(more, r.more), append(pass, r.pass)
 				total++
 				if len(r.first.caught) == len(v.trace) {
 					firstEq++
 				}
-				if len(r.best.caught) == len(v.trace) {
+				if len(r.faultsOf) == len(v.trace) {
 					bestEq++
+				}
+				if len(r.final) == len(v.trace) {
+					finalEq++
+				} else {
+					gaps = append(gaps, fmt.Sprintf("seed %d: %s %s: %d steps, shortest %d (faults of the catch: %s)", seed, d.Name(), v.prop.Name, len(r.final), len(v.trace), faultWords(r.faultsOf)))
 				}
 			}
 			allChecks = append(allChecks, checks...)
-			fmt.Fprintf(&b, "%-62s %-15s %6s %9v %8v %4d %6s %6s %8v\n", d.Name(), v.prop.Name, medianChecks(checks),
+			fmt.Fprintf(&b, "%-62s %-15s %6s %9v %8v %4d %6s %6s %8v %6s %8v\n", d.Name(), v.prop.Name, medianChecks(checks),
 				median(catch).Round(time.Microsecond), median(shrink).Round(time.Millisecond), len(v.trace),
-				fmt.Sprint(median(first)), fmt.Sprint(median(best)), median(more).Round(time.Millisecond))
+				fmt.Sprint(median(first)), fmt.Sprint(median(best)), median(more).Round(time.Millisecond),
+				fmt.Sprint(median(final)), median(pass).Round(time.Millisecond))
 		}
 	}
 	slices.Sort(allChecks)
@@ -158,8 +169,11 @@ func TestMeasureCatch(t *testing.T) {
 			within++
 		}
 	}
-	fmt.Fprintf(&b, "catches at the BFS length: first shrink %d of %d, after rounds %d of %d; caught within 100 checks: %d of %d hunts\n",
-		firstEq, total, bestEq, total, within, len(allChecks))
+	fmt.Fprintf(&b, "at the BFS length: first shrink %d of %d, the catch used %d of %d, final %d of %d; caught within 100 checks: %d of %d hunts\n",
+		firstEq, total, bestEq, total, finalEq, total, within, len(allChecks))
+	for _, g := range gaps {
+		fmt.Fprintf(&b, "gap: %s\n", g)
+	}
 	t.Log("\n" + b.String())
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"pgregory.net/rapid"
 
 	"lockcheck/counterexamples"
+	"lockcheck/explore"
 	"lockcheck/model"
 )
 
@@ -35,6 +37,13 @@ func TestMain(m *testing.M) {
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.nofailfile" })
 	if _, env := os.LookupEnv("RAPID_NOFAILFILE"); !set && !env {
 		if err := flag.Set("rapid.nofailfile", "true"); err != nil {
+			fmt.Fprintln(os.Stderr, "properties:", err)
+			os.Exit(2)
+		}
+	}
+	// a design of the user's: a bad one is one line, before any test
+	if *designFlag != "" {
+		if _, err := flagDesign(*designFlag); err != nil {
 			fmt.Fprintln(os.Stderr, "properties:", err)
 			os.Exit(2)
 		}
@@ -139,9 +148,12 @@ const (
 )
 
 // checkCaught runs rapid on d hunting property v, which exhaustive search
-// breaks: rapid must catch it, and its shrunk schedule must replay to the
-// violation, no shorter than search's shortest (that would be a search
-// bug) and ideally as short.
+// breaks: rapid must catch it, and its shrunk schedule, made as short as
+// it can be among the faults it used (shortest), must replay to the
+// violation and be as short as search's shortest: longer is a shrink gap,
+// shorter a search bug. (With -properties.rounds=0, as under -short, a
+// gap is logged, not an error: some catches use the wrong faults, and only
+// the rounds find others.)
 func checkCaught(t *testing.T, d model.Design, exp *expectation, v verdict, strat strategy) {
 	r, ok := catchAndShrink(t, d, exp, v, strat)
 	if !ok {
@@ -155,72 +167,132 @@ func checkCaught(t *testing.T, d model.Design, exp *expectation, v verdict, stra
 	if n := r.first.rec.checksToCatch(); n > r.checks {
 		t.Logf("SLOW CATCH %s: caught after %d checks, more than -rapid.checks=%d", v.prop.Name, n, r.checks)
 	}
-	n, bfs := len(r.best.caught), len(v.trace)
-	t.Logf("caught %s after %d checks (%v to catch, %v with shrinking); shrunk to %d steps; after %d more rounds (%v) %d; breadth-first shortest %d",
+	n, bfs := len(r.final), len(v.trace)
+	t.Logf("caught %s after %d checks (%v to catch, %v with shrinking); shrunk to %d steps; %d more rounds (%v) for other faults; "+
+		"breadth-first among the faults of a %d-step catch (%s; %d states, %v): %d steps; breadth-first shortest %d",
 		v.prop.Name, r.first.rec.checksToCatch(), r.catch.Round(time.Microsecond), r.shrink.Round(time.Millisecond),
-		len(r.first.caught), r.rounds, r.more.Round(time.Millisecond), n, bfs)
-	run, _ := model.Replay(&d, r.best.caught)
+		len(r.first.caught), r.rounds, r.more.Round(time.Millisecond), len(r.faultsOf),
+		faultWords(r.faultsOf), r.passStates, r.pass.Round(time.Millisecond), n, bfs)
+	run, _ := model.Replay(&d, r.final)
 	switch {
 	case n < bfs:
-		t.Errorf("rapid's shrunk schedule (%d steps) is shorter than breadth-first search's shortest (%d): the search is not breadth-first or not complete\n%s",
+		t.Errorf("the shortened schedule (%d steps) is shorter than breadth-first search's shortest (%d): the search is not breadth-first or not complete\n%s",
 			n, bfs, model.Render(run))
+	case n > bfs && *roundsFlag > 0:
+		t.Errorf("SHRINK GAP %s: %d steps, %d more than the shortest, after %d rounds and breadth-first search among the faults of rapid's shortest (%s)\nshortened schedule:\n%s\nbreadth-first search's shortest:\n%s",
+			v.prop.Name, n, n-bfs, r.rounds, faultWords(r.faultsOf), model.FormatTrace(r.final), model.FormatTrace(v.trace))
 	case n > bfs:
-		t.Logf("SHRINK GAP %s: %d steps, %d more than the shortest\nrapid's shrunk schedule:\n%s\nbreadth-first search's shortest:\n%s",
-			v.prop.Name, n, n-bfs, model.FormatTrace(r.best.caught), model.FormatTrace(v.trace))
+		t.Logf("SHRINK GAP %s: %d steps, %d more than the shortest (-properties.rounds=0)", v.prop.Name, n, n-bfs)
 	}
 	if *timelinesFlag {
 		t.Logf("\n%s", model.Render(run))
 	}
 }
 
-// catchResult is a hunt for one property: the first catch, and the best
-// after more rounds.
+// catchResult is a hunt for one property: the first catch, the catches
+// of more rounds, and the shortest counterexample among the faults of a
+// catch.
 type catchResult struct {
-	first, best         *hunt
-	rounds              int // rounds that found a shorter violation
+	first               *hunt
+	rounds              int // rounds that caught another set of faults
 	checks              int // -rapid.checks
 	catch, shrink, more time.Duration
+	// final is the shortest counterexample breadth-first search finds
+	// among the kinds of fault of one of the catches (shorten), faultsOf
+	// that catch; tried are the catches' masks of fault kinds; passStates
+	// and pass are what the searches took
+	final, faultsOf []model.Action
+	tried           []uint64
+	passStates      int64
+	pass            time.Duration
 }
 
 // catchAndShrink hunts property v in design d: one rapid.Check with up to
-// catchBudget times -rapid.checks schedules, then up to -properties.rounds
-// more, each counting only violations shorter than the best so far, until
-// a round finds none. A fresh search lands in another basin of the
-// shrinker, which deletes and lowers but never adds: a schedule where the
-// first holder pauses while two clients poll cannot shrink into one where
-// the last holder pauses while one polls. ok is false if the test failed.
+// catchBudget times -rapid.checks schedules; its shrunk schedule is then
+// shortened (shorten), which finds the shortest counterexample with the
+// kinds of fault it used. While that is longer than search's shortest,
+// up to -properties.rounds more rounds hunt for a violation that needs a
+// kind of fault none of the catches so far used (a violation with only
+// the kinds of an earlier catch does not count), until a round finds
+// none; each catch is shortened too. rapid's shrinker deletes and lowers
+// but never adds: a schedule where the holder pauses cannot shrink into a
+// shorter one where it crashes. ok is false if the test failed.
 func catchAndShrink(t *testing.T, d model.Design, exp *expectation, v verdict, strat strategy) (r catchResult, ok bool) {
 	r.checks = rapidChecks()
 	start := time.Now()
-	h, ok := hunt1(t, d, exp, v, strat, 0, catchChecks(r.checks))
+	h, ok := hunt1(t, d, exp, v, strat, nil, catchChecks(r.checks))
+	r.first = h
 	if !ok || h.caught == nil {
-		r.first = h
 		return r, ok
 	}
-	r.first, r.best = h, h
 	r.catch, r.shrink = h.firstHit.Sub(start), time.Since(h.firstHit)
-	start = time.Now()
-	for i := 1; i <= *roundsFlag && len(r.best.caught) > len(v.trace); i++ {
-		h, ok := hunt1(t, d, exp, v, strat, len(r.best.caught), min(roundBudget*r.checks, maxRoundChecks))
+	if !r.shorten(t, d, v, h.caught) {
+		return r, false
+	}
+	start, passed := time.Now(), r.pass
+	for i := 1; i <= *roundsFlag && len(r.final) > len(v.trace); i++ {
+		h, ok := hunt1(t, d, exp, v, strat, r.tried, min(roundBudget*r.checks, maxRoundChecks))
 		if !ok {
 			return r, false
 		}
 		if h.caught == nil {
 			break
 		}
-		r.best, r.rounds = h, i
+		r.rounds = i
+		if !r.shorten(t, d, v, h.caught) {
+			return r, false
+		}
 	}
-	r.more = time.Since(start)
+	r.more = time.Since(start) - (r.pass - passed)
 	return r, true
 }
 
+// shorten is the final pass on a caught schedule: breadth-first search
+// among the kinds of fault it used (explore.Shorten), which finds the
+// shortest counterexample with those faults. The result must replay to
+// the violation like any caught schedule; it becomes r.final if it is the
+// shortest yet. It reports whether the test may go on.
+func (r *catchResult) shorten(t *testing.T, d model.Design, v verdict, caught []model.Action) bool {
+	start := time.Now()
+	out, _, st, err := explore.Shorten(d, v.prop, caught, explore.FaultKindsOf(caught), bfsBounds)
+	r.pass += time.Since(start)
+	r.passStates += st.Distinct
+	if err != nil {
+		t.Errorf("breadth-first search among the faults of the shrunk schedule: %v\n%s", err, model.FormatTrace(caught))
+		return false
+	}
+	if !checkSchedule(t, d, v.prop.Name, out) {
+		return false
+	}
+	if r.final == nil || len(out) < len(r.final) {
+		r.final, r.faultsOf = out, caught
+	}
+	r.tried = append(r.tried, faultMask(caught))
+	return true
+}
+
+// faultWords lists the kinds of fault a schedule uses.
+func faultWords(trace []model.Action) string {
+	var words []string
+	allow := explore.FaultKindsOf(trace)
+	for _, ki := range kinds {
+		if ki.cat == catFault && allow(model.Action{Kind: ki.kind}) && !slices.Contains(words, ki.kind.String()) {
+			words = append(words, ki.kind.String())
+		}
+	}
+	if len(words) == 0 {
+		return "no fault"
+	}
+	return strings.Join(words, ", ")
+}
+
 // hunt1 is one rapid.Check of design d for property v, with the given
-// number of checks, counting only violations before step bound (if > 0).
-// A caught schedule must replay to the violation; ok is false if the test
-// failed.
-func hunt1(t *testing.T, d model.Design, exp *expectation, v verdict, strat strategy, bound, checks int) (h *hunt, ok bool) {
+// number of checks, counting only violations that need a kind of fault
+// none of tried has. A caught schedule must replay to the violation; ok is
+// false if the test failed.
+func hunt1(t *testing.T, d model.Design, exp *expectation, v verdict, strat strategy, tried []uint64, checks int) (h *hunt, ok bool) {
 	h = newHunt(d, exp, v.index, strat)
-	h.bound = bound
+	h.tried = tried
 	h.rec = newRecorder(t.Name())
 	checkWith(t, h.rec, h, checks)
 	switch {
@@ -233,24 +305,32 @@ func hunt1(t *testing.T, d model.Design, exp *expectation, v verdict, strat stra
 		t.Errorf("rapid failed for another reason while hunting %s:\n%s", v.prop.Name, h.rec.report())
 		return h, false
 	}
-	run, err := model.Replay(&d, h.caught)
-	if err != nil {
-		t.Errorf("the shrunk schedule does not replay: %v\n%s", err, model.FormatTrace(h.caught))
-		return h, false
-	}
-	if at, shows := run.Violated(v.prop.Name); !shows || at != len(h.caught) {
-		t.Errorf("the shrunk schedule replays but does not end at a violation of %s (found %v):\n%s", v.prop.Name, run.Found, model.Render(run))
-		return h, false
-	}
 	if !strings.Contains(h.rec.report(), "caught "+v.prop.Name) {
 		t.Errorf("rapid's report does not name %s:\n%s", v.prop.Name, h.rec.report())
 		return h, false
 	}
+	return h, checkSchedule(t, d, v.prop.Name, h.caught)
+}
+
+// checkSchedule checks a caught schedule of design d: it replays to a
+// violation of prop at its last step, and the linearizability checker
+// agrees with no-lost-update on it. It reports whether the test may go
+// on.
+func checkSchedule(t *testing.T, d model.Design, prop string, trace []model.Action) bool {
+	run, err := model.Replay(&d, trace)
+	if err != nil {
+		t.Errorf("the shrunk schedule does not replay: %v\n%s", err, model.FormatTrace(trace))
+		return false
+	}
+	if at, shows := run.Violated(prop); !shows || at != len(trace) {
+		t.Errorf("the shrunk schedule replays but does not end at a violation of %s (found %v):\n%s", prop, run.Found, model.Render(run))
+		return false
+	}
 	if why, err := crossCheckRun(run); err != nil || why != "" {
 		t.Errorf("the shrunk schedule: linearizability cross-check: %v%s\n%s", err, why, model.Render(run))
-		return h, false
+		return false
 	}
-	return h, true
+	return true
 }
 
 // explainBad tells a disagreement: the shrunk schedule as the CLI's

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"html"
 	"image"
 	"image/png"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -263,4 +265,123 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// inspectorScript opens the inspector's entry for one step the way a
+// reader does (a click on its summary) and writes what the browser then
+// draws into the DOM: the flagged entry's look, the highlighted fields of
+// the opened step, an unhighlighted cell's background, and whether a
+// closed entry's tables take any room.
+const inspectorScript = `<script>
+(function () {
+  function box(el) { var b = el.getBoundingClientRect(); return {w: b.width, h: b.height}; }
+  var facts = {entries: document.querySelectorAll('#inspector details').length, flagged: [], opened: null, closed: null};
+  document.querySelectorAll('#inspector details.flagged').forEach(function (d) {
+    var s = d.querySelector('summary'); var cs = getComputedStyle(s);
+    facts.flagged.push({seq: +d.dataset.seq, text: s.textContent, outline: cs.outlineColor, outlineStyle: cs.outlineStyle, color: cs.color});
+  });
+  var open = document.getElementById('step-' + OPEN);
+  var before = box(open);
+  open.querySelector('summary').click();
+  var after = box(open);
+  var changed = [];
+  open.querySelectorAll('td.ch').forEach(function (td) {
+    var b = box(td); var cs = getComputedStyle(td);
+    changed.push({field: td.dataset.field, text: td.textContent, w: b.w, h: b.h, bg: cs.backgroundColor, visibility: cs.visibility});
+  });
+  var plain = open.querySelector('td:not(.ch)');
+  facts.opened = {seq: +open.dataset.seq, isOpen: open.open, heightBefore: before.h, heightAfter: after.h, changed: changed,
+    plainBg: plain ? getComputedStyle(plain).backgroundColor : '', tables: open.querySelectorAll('table.state').length};
+  var other = document.getElementById('step-' + CLOSED);
+  var table = other.querySelector('table.state');
+  facts.closed = {isOpen: other.open, height: box(other).h, summaryHeight: box(other.querySelector('summary')).h,
+    tableVisible: table.checkVisibility ? table.checkVisibility() : true};
+  var pre = document.createElement('pre');
+  pre.id = 'inspector-facts';
+  pre.textContent = JSON.stringify(facts);
+  document.body.appendChild(pre);
+})();
+</script>
+`
+
+type inspectorFacts struct {
+	Entries int
+	Flagged []struct {
+		Seq                                int
+		Text, Outline, OutlineStyle, Color string
+	}
+	Opened struct {
+		Seq                       int
+		IsOpen                    bool
+		HeightBefore, HeightAfter float64
+		Changed                   []struct {
+			Field, Text, Bg, Visibility string
+			W, H                        float64
+		}
+		PlainBg string
+		Tables  int
+	}
+	Closed struct {
+		IsOpen                bool
+		Height, SummaryHeight float64
+		TableVisible          bool
+	}
+}
+
+// TestBrowserInspector loads the Demo 2 page in headless Chromium: the
+// step at which no-lost-update breaks is flagged (⚑, a red outline); a
+// click opens A's stale write, whose changed fields (as reflection over
+// the states finds them) are drawn highlighted, visible, on a colour the
+// unchanged fields do not have; a step nobody opened shows no table.
+func TestBrowserInspector(t *testing.T) {
+	chromium(t)
+	r, page := demo2Page(t)
+	at, _ := r.Violated("no-lost-update")
+	var open *model.StepRecord // A's write at t=15, the one the ✗ marks
+	for k := range r.Steps {
+		if st := &r.Steps[k]; st.Action.Kind == model.ActWrite && st.Event.Flags&model.EvUnsafe != 0 {
+			open = st
+		}
+	}
+	require.NotNil(t, open)
+	script := strings.NewReplacer("OPEN", fmt.Sprint(open.Seq), "CLOSED", fmt.Sprint(at)).Replace(inspectorScript)
+	file := filepath.Join(t.TempDir(), "demo2.html")
+	require.NoError(t, os.WriteFile(file, []byte(strings.Replace(string(page), "</body>", script+"</body>", 1)), 0o644))
+	dom := string(runChromium(t, file, "--window-size=1280,900", "--dump-dom"))
+	_, rest, ok := strings.Cut(dom, `<pre id="inspector-facts">`)
+	require.True(t, ok, "the inspector script did not run:\n%s", tail(dom))
+	raw, _, _ := strings.Cut(rest, "</pre>")
+	var facts inspectorFacts
+	require.NoError(t, json.Unmarshal([]byte(html.UnescapeString(raw)), &facts))
+
+	require.Equal(t, len(r.Steps)+1, facts.Entries)
+	require.Len(t, facts.Flagged, 1, "one flagged step")
+	f := facts.Flagged[0]
+	require.Equal(t, at, f.Seq)
+	require.True(t, strings.HasPrefix(f.Text, "⚑ step "+fmt.Sprint(at)+":"), f.Text)
+	require.Equal(t, "rgb(220, 38, 38)", f.Outline)
+	require.Equal(t, "solid", f.OutlineStyle)
+
+	o := facts.Opened
+	require.Equal(t, open.Seq, o.Seq)
+	require.True(t, o.IsOpen, "a click on the summary opens the step")
+	require.Greater(t, o.HeightAfter, o.HeightBefore+40, "the opened step shows its state")
+	require.GreaterOrEqual(t, o.Tables, 3, "clients, lock nodes, storage, time")
+	var got []string
+	for _, c := range o.Changed {
+		got = append(got, c.Field)
+		require.Equal(t, "visible", c.Visibility)
+		require.Greater(t, c.W, 5.0, c.Field)
+		require.Greater(t, c.H, 5.0, c.Field)
+		require.Equal(t, "rgb(253, 230, 138)", c.Bg, "%s is highlighted", c.Field)
+		require.NotEqual(t, o.PlainBg, c.Bg)
+	}
+	sort.Strings(got)
+	require.Equal(t, changedFields(&open.Before, &open.After), got)
+	// A writes 1 over B's 1: the counter stays, the accepted writes grow (the lost update)
+	require.Equal(t, []string{"Clients.0.Phase", "Store.Accepted"}, got)
+
+	require.False(t, facts.Closed.IsOpen)
+	require.False(t, facts.Closed.TableVisible, "a closed step's state is not drawn")
+	require.InDelta(t, facts.Closed.SummaryHeight, facts.Closed.Height, 1, "a closed step takes its summary's room, no more")
 }

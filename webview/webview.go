@@ -2,8 +2,9 @@
 // page: the seed's timeline, one column per tick, with one row per client
 // showing what it believes and what it does, one row showing who really
 // holds the key, and the red ✗ where a client acts on a lock it no longer
-// has. Every step is in a title attribute (shown on hover). The page needs
-// no network and no script, and its bytes depend only on the run.
+// has. Every step is in a title attribute (shown on hover), and each can be
+// opened under the story on the whole state after it (inspector.go). The
+// page needs no network and no script, and its bytes depend only on the run.
 package webview
 
 import (
@@ -47,6 +48,7 @@ type tickInfo struct {
 	row    model.TickRow
 	steps  []*model.StepRecord // every step at this tick (ticks included)
 	paused uint8               // clients paused at some point of the tick
+	frozen uint8               // clients whose watchdog (keep-alive, heartbeats) is due but frozen with them
 	work   uint8               // clients working (between read and write)
 	done   uint8               // clients finished by the end of the tick
 	crash  uint8               // clients crashed by the end of the tick
@@ -73,6 +75,9 @@ func columns(r *model.Run) []tickInfo {
 			bit := uint8(1) << i
 			if cl.Flags&model.FlagPaused != 0 {
 				c.paused |= bit
+			}
+			if model.WatchdogFrozen(&r.Design, s, i) {
+				c.frozen |= bit
 			}
 			if cl.Phase == model.PhaseWrite && cl.Flags&model.FlagPaused == 0 {
 				c.work |= bit
@@ -147,7 +152,14 @@ func chip(d *model.Design, st *model.StepRecord) (label, class string) {
 	case model.ActArrive:
 		return fmt.Sprintf("write %d lands", ev.Value), "write"
 	case model.ActRenew:
-		return "renew", "grant"
+		verb := "renew"
+		if d.Lock == model.LockEtcd {
+			verb = "keep-alive"
+		}
+		if ev.Result != model.ResOK {
+			return verb + " failed", "rejected"
+		}
+		return verb, "grant"
 	case model.ActDelay:
 		return fmt.Sprintf("delay %d", st.Action.Arg), "fault"
 	case model.ActPause:
@@ -217,6 +229,10 @@ func Page(r *model.Run, info Info) []byte {
 			if c.paused&bit != 0 {
 				classes = append(classes, "paused")
 				state = append(state, name+" is paused")
+			}
+			if c.frozen&bit != 0 {
+				classes = append(classes, "frozen")
+				state = append(state, frozenWords(d, name))
 			}
 			if c.work&bit != 0 {
 				classes = append(classes, "working")
@@ -336,7 +352,7 @@ func Page(r *model.Run, info Info) []byte {
 	}
 	w("</tr>\n</tbody>\n</table>\n</div>\n")
 	w("<p class=\"legend\">Hover a cell or a step for its story. Shaded: the client believes it holds the lock; "+
-		"hatched: paused; underlined: working between its read and its write; "+
+		"hatched: paused; underlined: working between its read and its write; red underline: its watchdog (keep-alive, heartbeats) is due but frozen with it; "+
 		"<span class=\"x\">✗</span>: a client reads or writes while the key is not its own. "+
 		"Key row: who really holds <code>%s</code>, in order within a tick.</p>\n", model.LockKey)
 
@@ -348,7 +364,9 @@ func Page(r *model.Run, info Info) []byte {
 			w("%s", esc(line))
 		}
 	}
-	w("</pre>\n<h2>Outcome</h2>\n<pre>%s</pre>\n", esc(model.RenderSummary(r)))
+	w("</pre>\n")
+	writeInspector(&b, r, info)
+	w("<h2>Outcome</h2>\n<pre>%s</pre>\n", esc(model.RenderSummary(r)))
 	if info.Linearizable != "" {
 		w("<h2>Linearizability</h2>\n<pre>%s</pre>\n", esc(info.Linearizable))
 	}
@@ -391,7 +409,17 @@ func tickTitle(d *model.Design, c tickInfo) string {
 	return strings.Join(lines, "\n")
 }
 
-const css = `body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em;color:#1f2937;background:#fff}
+const css = `ol.inspector{font:13px/1.35 ui-monospace,"DejaVu Sans Mono",monospace;list-style:none;padding-left:.5em;max-width:90em}
+ol.inspector summary{cursor:pointer;padding:.1em .3em;border-radius:3px}
+ol.inspector summary:hover{background:#f3f4f6}
+details.st[open]>summary{background:#eef2ff;font-weight:600}
+details.st.flagged>summary{color:#b91c1c;font-weight:700;outline:2px solid #dc2626;outline-offset:1px}
+table.state{border-collapse:collapse;margin:.3em 1em .3em 0;display:inline-table;vertical-align:top;font-size:12px}
+table.state caption{text-align:left;color:#6b7280;font-weight:600;white-space:nowrap}
+table.state th,table.state td{border:1px solid #e5e7eb;padding:.1em .45em;text-align:center;white-space:nowrap}
+table.state th{background:#f9fafb;font-weight:600;color:#374151}
+table.state td.ch,.legend .ch{background:#fde68a;color:#7c2d12;font-weight:700}
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em;color:#1f2937;background:#fff}
 .storage{font:12px ui-monospace,monospace;text-align:center;color:#374151}
 .storage.changed{background:#fef3c7;font-weight:700}
 .seg.down{background:#9ca3af;color:#fff}
@@ -411,6 +439,7 @@ td.cell{height:2.1em;min-width:3.6em;vertical-align:middle;text-align:center;bac
 tr.row-client td.believes{background:color-mix(in srgb,var(--c) 30%,#fff);box-shadow:inset 0 -3px 0 var(--c)}
 tr.row-client td.paused{background-image:repeating-linear-gradient(135deg,transparent 0 4px,rgba(0,0,0,.14) 4px 6px)}
 tr.row-client td.working{border-bottom:2px dotted var(--c)}
+tr.row-client td.frozen{box-shadow:inset 0 -3px 0 #dc2626}
 tr.row-client td.done{background:#f3f4f6;color:#9ca3af}
 tr.row-client td.crashed{background:#e5e7eb}
 .chip{display:inline-block;margin:1px;padding:0 .3em;border-radius:3px;background:#fff;border:1px solid var(--c);font-size:11px;white-space:nowrap}
@@ -479,4 +508,15 @@ func storageChip(d *model.Design, st model.Storage) string {
 		s += fmt.Sprintf(" v%d", st.Version)
 	}
 	return s
+}
+
+// frozenWords is a frozen watchdog (keep-alive, heartbeats) on hover.
+func frozenWords(d *model.Design, name string) string {
+	switch d.Lock {
+	case model.LockZooKeeper:
+		return name + " is paused: no heartbeats, its session runs out"
+	case model.LockEtcd:
+		return name + "'s keep-alive is due but frozen with it: no renewal"
+	}
+	return name + "'s watchdog is due but frozen with it: no renewal"
 }

@@ -39,7 +39,9 @@ func parseFixArgs(args []string) (a fixArgs, help bool, usage string, err error)
 	var u strings.Builder
 	fmt.Fprintln(&u, "usage: explore fix -design NAME [flags]")
 	fmt.Fprintln(&u, "Searches the designs one changed axis value or parameter away (then two), each exhaustively")
-	fmt.Fprintln(&u, "with the same bounds and fault budget, and lists those on which the properties hold.")
+	fmt.Fprintln(&u, "with the same bounds and fault budget, and lists those on which the properties hold; those")
+	fmt.Fprintln(&u, "on which a fixed property holds only vacuously (no fault of the budget puts it to the test,")
+	fmt.Fprintln(&u, "as when a longer TTL outlasts every pause) are listed last.")
 	fmt.Fprintln(&u, "Exit codes: 0 the design is safe or a fix was found, 1 no fix within the distance, 2 bad input.")
 	fs.SetOutput(&u)
 	fs.PrintDefaults()
@@ -160,7 +162,14 @@ func writeFixText(w io.Writer, a *fixArgs, rep *explore.FixReport) {
 	if len(rep.Fixes) == 0 {
 		fmt.Fprintf(w, "no design within %d change(s) makes %s hold.\n", rep.Distance, strings.Join(rep.Properties, ", "))
 	} else {
-		fmt.Fprintf(w, "designs on which %s hold, nearest first (fewest changes, then cheapest):\n\n", strings.Join(rep.Properties, ", "))
+		fmt.Fprintf(w, "designs on which %s hold, nearest first (fewest changes, then cheapest)", strings.Join(rep.Properties, ", "))
+		switch n := vacuousFixes(rep.Fixes); {
+		case n == len(rep.Fixes):
+			fmt.Fprintf(w, "; on every one a fixed property holds only vacuously (no fault of the budget puts it to the test)")
+		case n > 0:
+			fmt.Fprintf(w, "; the %d on which a fixed property holds only vacuously (no fault of the budget puts it to the test) come last", n)
+		}
+		fmt.Fprint(w, ":\n\n")
 		for i, c := range rep.Fixes {
 			if i == a.show {
 				fmt.Fprintf(w, "… and %d more (-show N)\n", len(rep.Fixes)-i)
@@ -173,7 +182,11 @@ func writeFixText(w io.Writer, a *fixArgs, rep *explore.FixReport) {
 		fmt.Fprintln(w, "\nnearest fix per property:")
 		for _, p := range rep.Violated {
 			if cs := rep.PerProperty[p]; len(cs) > 0 {
-				fmt.Fprintf(w, "  %-15s %s (cost %d): %s\n", p, cs[0].ChangesText(), cs[0].Cost, cs[0].Name())
+				vac := ""
+				if why := cs[0].Vacuity(p); why != "" {
+					vac = " (holds only vacuously: " + why + ")"
+				}
+				fmt.Fprintf(w, "  %-15s %s (cost %d): %s%s\n", p, cs[0].ChangesText(), cs[0].Cost, cs[0].Name(), vac)
 			} else {
 				fmt.Fprintf(w, "  %-15s none within %d change(s)\n", p, rep.Distance)
 			}
@@ -202,6 +215,14 @@ func writeCandidate(w io.Writer, n int, c *explore.Candidate) {
 		fmt.Fprintf(w, "   costs:  %s\n", ch.What)
 	}
 	fmt.Fprintf(w, "   fixes:  %s\n", strings.Join(c.Fixes, ", "))
+	if len(c.Vacuous) > 0 {
+		verb := "holds"
+		if len(c.Vacuous) > 1 {
+			verb = "hold"
+		}
+		fmt.Fprintf(w, "   vacuous: %s %s here only vacuously: %s; no fault of the budget puts this fix to the test, so it ranks after those it does\n",
+			strings.Join(c.Vacuous, ", "), verb, c.Vacuity(c.Vacuous[0]))
+	}
 	var seen, not []string
 	for _, r := range c.Results {
 		switch r.Status {
@@ -216,6 +237,18 @@ func writeCandidate(w io.Writer, n int, c *explore.Candidate) {
 		fmt.Fprintf(w, "; not seen: %s", strings.Join(not, ", "))
 	}
 	fmt.Fprintln(w)
+}
+
+// vacuousFixes counts the fixes on which a fixed property holds only
+// vacuously.
+func vacuousFixes(cs []explore.Candidate) int {
+	n := 0
+	for _, c := range cs {
+		if len(c.Vacuous) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 func orNone(xs []string) string {
@@ -245,7 +278,10 @@ type fixCandJSON struct {
 	Cost    int             `json:"cost"`
 	Changes []fixChangeJSON `json:"changes"`
 	Fixes   []string        `json:"fixes"`
-	Results []checkResJSON  `json:"results"`
+	// Vacuous are the fixed properties that hold here only vacuously (no
+	// lock expired or was lost while held): such fixes are listed last.
+	Vacuous []string       `json:"vacuous"`
+	Results []checkResJSON `json:"results"`
 }
 
 type fixChangeJSON struct {
@@ -267,12 +303,12 @@ func writeFixJSON(w io.Writer, a *fixArgs, rep *explore.FixReport) error {
 		if i == a.show {
 			break
 		}
-		cj := fixCandJSON{Design: c.Name(), Cost: c.Cost, Fixes: append([]string{}, c.Fixes...)}
+		cj := fixCandJSON{Design: c.Name(), Cost: c.Cost, Fixes: append([]string{}, c.Fixes...), Vacuous: append([]string{}, c.Vacuous...)}
 		for _, ch := range c.Changes {
 			cj.Changes = append(cj.Changes, fixChangeJSON{ch.Key, ch.From, ch.To, ch.Cost, ch.What})
 		}
 		for _, r := range c.Results {
-			cj.Results = append(cj.Results, checkResJSON{Property: r.Property, Expect: r.Expect.String(), Status: string(r.Status)})
+			cj.Results = append(cj.Results, checkResJSON{Property: r.Property, Expect: r.Expect.String(), Status: string(r.Status), Vacuous: r.Vacuous != "", Vacuity: r.Vacuous})
 		}
 		out.Fixes = append(out.Fixes, cj)
 	}

@@ -22,6 +22,40 @@ func TestFixDemo4(t *testing.T) {
 	require.Equal(t, cut(out), cut(out2))
 }
 
+// Fixes that hold only vacuously (a longer TTL) are listed last and say
+// so, in the text and in -json.
+func TestFixVacuousLast(t *testing.T) {
+	code, out, errs := runCmd("fix", "-design", "demo3", "-properties", "no-lost-update")
+	require.Equal(t, exitOK, code, errs)
+	require.Contains(t, out, "the 4 on which a fixed property holds only vacuously (no fault of the budget puts it to the test) come last:")
+	cas := strings.Index(out, ". storage max-token → cas (cost 3)")
+	ttl := strings.Index(out, ". ttl 10 → 20 (cost 2)")
+	require.True(t, cas > 0 && ttl > cas, "the real fix first:\n%s", out)
+	require.Contains(t, out[ttl:], "   vacuous: no-lost-update holds here only vacuously: no lock expired or was lost while held;")
+	require.NotContains(t, out[:ttl], "vacuous:")
+
+	code, out, errs = runCmd("fix", "-design", "demo3", "-properties", "no-lost-update", "-json")
+	require.Equal(t, exitOK, code, errs)
+	var j fixJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &j))
+	last := -1
+	for i, f := range j.Fixes {
+		if len(f.Vacuous) == 0 {
+			require.Equal(t, last+1, i, "a fix put to the test after a vacuous one: %s", f.Design)
+			last = i
+			continue
+		}
+		require.Equal(t, []string{"no-lost-update"}, f.Vacuous, f.Design)
+		for _, r := range f.Results {
+			if r.Property == "no-lost-update" {
+				require.True(t, r.Vacuous, f.Design)
+				require.Equal(t, "no lock expired or was lost while held", r.Vacuity)
+			}
+		}
+	}
+	require.True(t, last >= 0 && last < len(j.Fixes)-1, "both kinds of fix: %s", out)
+}
+
 func TestFixSafe(t *testing.T) {
 	code, out, errs := runCmd("fix", "-design", "demo1")
 	require.Equal(t, exitOK, code, errs)

@@ -1,0 +1,324 @@
+package webview
+
+import (
+	"fmt"
+	"html"
+	"strings"
+
+	"lockcheck/model"
+)
+
+// inspector.go draws the state inspector under the timeline: the initial
+// state and every step, each a <details> that opens on the whole state
+// after the step, the fields the step changed highlighted (the TLA+
+// Toolbox's trace explorer shows a trace so). It needs no script: the
+// browser opens and closes <details> by itself.
+
+// field is one field of the state as the inspector shows it.
+type field struct {
+	id    string // the field's path in model.State, e.g. "Clients.0.Phase", "Store.Counter"
+	label string // its column heading
+	value func(s *model.State) string
+}
+
+// group is a table of the inspector: one row per entity (client, node), or
+// one row for the whole (storage, time and faults).
+type group struct {
+	title  string
+	rows   []string // row headings ("" for a one-row table)
+	fields [][]field
+}
+
+var phaseNames = [...]string{
+	model.PhaseIncr: "incr", model.PhaseAcquire: "acquire", model.PhaseExpire: "expire", model.PhaseRead: "read",
+	model.PhaseWrite: "write", model.PhaseArrive: "arrive", model.PhaseRelease: "release", model.PhaseDel: "del",
+	model.PhaseReenter: "reenter", model.PhaseDone: "done", model.PhaseCrashed: "crashed",
+}
+
+var flagNames = []struct {
+	bit  uint16
+	name string
+}{
+	{model.FlagBelieves, "believes"}, {model.FlagStarted, "started"}, {model.FlagPaused, "paused"}, {model.FlagSlow, "slow"},
+	{model.FlagSawMine, "saw-mine"}, {model.FlagWaiting, "waiting"}, {model.FlagZNode, "znode"}, {model.FlagBuffered, "buffered"},
+	{model.FlagChecked, "checked"}, {model.FlagLost, "lost"}, {model.FlagInFlight, "in-flight"}, {model.FlagWrote, "wrote"},
+	{model.FlagStrayDel, "stray-del"}, {model.FlagOldSide, "old-side"}, {model.FlagReply, "reply"}, {model.FlagHung, "hung"},
+}
+
+func phaseName(p model.Phase) string {
+	if int(p) < len(phaseNames) && phaseNames[p] != "" {
+		return phaseNames[p]
+	}
+	return fmt.Sprintf("phase %d", p)
+}
+
+func flagsText(f uint16) string {
+	var names []string
+	for _, fl := range flagNames {
+		if f&fl.bit != 0 {
+			names = append(names, fl.name)
+			f &^= fl.bit
+		}
+	}
+	if f != 0 {
+		names = append(names, fmt.Sprintf("0x%x", f))
+	}
+	if len(names) == 0 {
+		return "·"
+	}
+	return strings.Join(names, " ")
+}
+
+func num[T ~uint8 | ~uint16 | ~int8](v T) string { return fmt.Sprint(v) }
+
+func tick[T ~uint8](v T) string {
+	if v == 0 {
+		return "·"
+	}
+	return fmt.Sprintf("t=%d", v)
+}
+
+func ownerText(o uint8) string {
+	if o == 0 {
+		return "·"
+	}
+	return model.ClientName(int(o - 1))
+}
+
+// stateGroups lays out the state of a run of design d: a field appears when
+// it is not zero in some state of the run (the rest are slots the design
+// never uses), and the client's phase, flags and the node's owner always.
+func stateGroups(r *model.Run) []group {
+	d := &r.Design
+	states := make([]*model.State, 0, len(r.Steps)+1)
+	states = append(states, &r.Init)
+	for k := range r.Steps {
+		states = append(states, &r.Steps[k].After)
+	}
+	used := func(f field, always bool) bool {
+		if always {
+			return true
+		}
+		var zero model.State
+		z := f.value(&zero)
+		for _, s := range states {
+			if f.value(s) != z {
+				return true
+			}
+		}
+		return false
+	}
+	var gs []group
+
+	cl := group{title: "clients"}
+	for i := 0; i < d.Clients; i++ {
+		cl.rows = append(cl.rows, model.ClientName(i))
+	}
+	clientField := func(name, label string, always bool, v func(c *model.Client) string) {
+		var row []field
+		for i := 0; i < d.Clients; i++ {
+			i := i
+			row = append(row, field{id: fmt.Sprintf("Clients.%d.%s", i, name), label: label, value: func(s *model.State) string { return v(&s.Clients[i]) }})
+		}
+		for _, f := range row {
+			if used(f, always) {
+				cl.fields = append(cl.fields, row)
+				return
+			}
+		}
+	}
+	clientField("Phase", "next step", true, func(c *model.Client) string { return phaseName(c.Phase) })
+	clientField("Flags", "flags", true, func(c *model.Client) string { return flagsText(c.Flags) })
+	clientField("Token", "token", false, func(c *model.Client) string { return num(c.Token) })
+	clientField("Ready", "ready at", false, func(c *model.Client) string { return tick(c.Ready) })
+	clientField("Read", "read", false, func(c *model.Client) string { return num(c.Read) })
+	clientField("Version", "version read", false, func(c *model.Client) string { return num(c.Version) })
+	clientField("Votes", "votes", false, func(c *model.Client) string { return nodeSet(c.Votes) })
+	clientField("Asked", "asked", false, func(c *model.Client) string { return num(c.Asked) })
+	clientField("Since", "asked at", false, func(c *model.Client) string { return tick(c.Since) })
+	clientField("Timer", "timer", false, func(c *model.Client) string { return tick(c.Timer) })
+	clientField("Cut", "cut until", false, func(c *model.Client) string { return tick(c.Cut) })
+	clientField("Group", "cut from", false, func(c *model.Client) string { return num(c.Group) })
+	clientField("Skew", "clock skew", false, func(c *model.Client) string { return num(c.Skew) })
+	clientField("Stray", "stray copy at", false, func(c *model.Client) string { return tick(c.Stray) })
+	gs = append(gs, transpose(cl))
+
+	nodes := lockNodes(d)
+	nd := group{title: "lock nodes"}
+	for k := 0; k < nodes; k++ {
+		nd.rows = append(nd.rows, nodeLabel(d, k))
+	}
+	nodeField := func(name, label string, always bool, v func(n *model.Node) string) {
+		var row []field
+		for k := 0; k < nodes; k++ {
+			k := k
+			row = append(row, field{id: fmt.Sprintf("Nodes.%d.%s", k, name), label: label, value: func(s *model.State) string { return v(&s.Nodes[k]) }})
+		}
+		for _, f := range row {
+			if used(f, always) {
+				nd.fields = append(nd.fields, row)
+				return
+			}
+		}
+	}
+	nodeField("Owner", "key held by", true, func(n *model.Node) string { return ownerText(n.Owner) })
+	nodeField("Exp", "key expires", false, func(n *model.Node) string { return tick(n.Exp) })
+	nodeField("Back", "down until", false, func(n *model.Node) string { return tick(n.Back) })
+	nodeField("Hold", "lock-delay until", false, func(n *model.Node) string { return tick(n.Hold) })
+	nodeField("Fence", "fence counter", false, func(n *model.Node) string { return num(n.Fence) })
+	gs = append(gs, transpose(nd))
+
+	one := func(title string, fs []field, always map[string]bool) {
+		g := group{title: title, rows: []string{""}}
+		for _, f := range fs {
+			if used(f, always[f.id]) {
+				g.fields = append(g.fields, []field{f})
+			}
+		}
+		if len(g.fields) > 0 {
+			gs = append(gs, transpose(g))
+		}
+	}
+	one("storage", []field{
+		{"Store.Counter", "counter", func(s *model.State) string { return num(s.Store.Counter) }},
+		{"Store.Accepted", "writes accepted", func(s *model.State) string { return num(s.Store.Accepted) }},
+		{"Store.MaxTok", "highest token seen", func(s *model.State) string { return num(s.Store.MaxTok) }},
+		{"Store.Version", "version", func(s *model.State) string { return num(s.Store.Version) }},
+		{"Store.Reserved", "reserved", func(s *model.State) string { return num(s.Store.Reserved) }},
+		{"StoreCopy.Counter", "replica's counter", func(s *model.State) string { return num(s.StoreCopy.Counter) }},
+		{"StoreCopy.MaxTok", "replica's highest token", func(s *model.State) string { return num(s.StoreCopy.MaxTok) }},
+		{"StoreCopy.Version", "replica's version", func(s *model.State) string { return num(s.StoreCopy.Version) }},
+		{"CounterFence", "external fence counter", func(s *model.State) string { return num(s.CounterFence) }},
+	}, map[string]bool{"Store.Counter": true, "Store.Accepted": true})
+	one("time and faults used", []field{
+		{"Now", "now", func(s *model.State) string { return tick(s.Now) }},
+		{"PausesUsed", "pauses", func(s *model.State) string { return num(s.PausesUsed) }},
+		{"SlowUsed", "slow jobs", func(s *model.State) string { return num(s.SlowUsed) }},
+		{"CrashesUsed", "crashes", func(s *model.State) string { return num(s.CrashesUsed) }},
+		{"Failed", "failovers", func(s *model.State) string { return num(s.Failed) }},
+		{"NodeCrashed", "node crashes", func(s *model.State) string { return num(s.NodeCrashed) }},
+		{"Jumped", "clock jumps", func(s *model.State) string { return num(s.Jumped) }},
+		{"Delayed", "delays", func(s *model.State) string { return num(s.Delayed) }},
+		{"Partitioned", "partitions", func(s *model.State) string { return num(s.Partitioned) }},
+		{"LostReplies", "lost replies", func(s *model.State) string { return num(s.LostReplies) }},
+		{"ClockSkewed", "client clock jumps", func(s *model.State) string { return num(s.ClockSkewed) }},
+		{"CounterCrashed", "fence counter crashes", func(s *model.State) string { return num(s.CounterCrashed) }},
+		{"StoreCopy.FailedOver", "storage failovers", func(s *model.State) string { return num(s.StoreCopy.FailedOver) }},
+		{"StoreCopy.StaleReads", "stale reads", func(s *model.State) string { return num(s.StoreCopy.StaleReads) }},
+	}, map[string]bool{"Now": true})
+	return gs
+}
+
+// transpose turns a group built field by field (fields[f][row]) into rows
+// of fields (fields[row][f]).
+func transpose(g group) group {
+	out := group{title: g.title, rows: g.rows, fields: make([][]field, len(g.rows))}
+	for _, col := range g.fields {
+		for r := range g.rows {
+			out.fields[r] = append(out.fields[r], col[r])
+		}
+	}
+	return out
+}
+
+// lockNodes is how many lock-service nodes the design uses.
+func lockNodes(d *model.Design) int {
+	if n := nodeLanes(d); n > 0 {
+		return n
+	}
+	return 1
+}
+
+func nodeLabel(d *model.Design, k int) string {
+	switch d.Lock {
+	case model.LockReplica:
+		if k == 0 {
+			return "primary"
+		}
+		return "replica"
+	case model.LockRedlock:
+		return fmt.Sprintf("node %d", k+1)
+	case model.LockEtcd:
+		return "etcd"
+	case model.LockZooKeeper:
+		return "ZooKeeper"
+	case model.LockDB:
+		return "lock table"
+	}
+	return "Redis"
+}
+
+// writeInspector writes the inspector: the initial state, then one entry
+// per step, the step at which the page's property breaks flagged.
+func writeInspector(b *strings.Builder, r *model.Run, info Info) {
+	d := &r.Design
+	esc := html.EscapeString
+	gs := stateGroups(r)
+	fmt.Fprintf(b, "<h2>State after each step</h2>\n<p class=\"legend\">Open a step to see the whole state after it; "+
+		"<span class=\"ch\">highlighted</span>: the fields the step changed. Fields that stay zero in the whole run are left out.")
+	if info.ViolatedAt > 0 && info.ViolatedAt <= len(r.Steps) {
+		fmt.Fprintf(b, " ⚑ marks step %d, where %s is violated.", info.ViolatedAt, esc(info.Property))
+	}
+	b.WriteString("</p>\n<ol class=\"inspector\" id=\"inspector\" start=\"0\">\n")
+	entry := func(seq int, summary string, before, after *model.State) {
+		cls := "st"
+		if seq > 0 && seq == info.ViolatedAt {
+			cls += " flagged"
+			summary = "⚑ " + summary
+		}
+		fmt.Fprintf(b, "<li><details class=\"%s\" id=\"step-%d\" data-seq=\"%d\"><summary>%s</summary>\n", cls, seq, seq, esc(summary))
+		for _, g := range gs {
+			fmt.Fprintf(b, "<table class=\"state\"><caption>%s</caption>", esc(g.title))
+			if len(g.fields) > 0 {
+				b.WriteString("<tr><th></th>")
+				for _, f := range g.fields[0] {
+					fmt.Fprintf(b, "<th>%s</th>", esc(f.label))
+				}
+				b.WriteString("</tr>")
+			}
+			for ri, row := range g.fields {
+				fmt.Fprintf(b, "<tr><th>%s</th>", esc(g.rows[ri]))
+				for _, f := range row {
+					v := f.value(after)
+					if before != nil && f.value(before) != v {
+						fmt.Fprintf(b, "<td class=\"ch\" data-field=\"%s\" title=\"was %s\">%s</td>", f.id, esc(f.value(before)), esc(v))
+					} else {
+						fmt.Fprintf(b, "<td>%s</td>", esc(v))
+					}
+				}
+				b.WriteString("</tr>")
+			}
+			b.WriteString("</table>\n")
+		}
+		b.WriteString("</details></li>\n")
+	}
+	entry(0, fmt.Sprintf("initial state, t=%d", r.Init.Now), nil, &r.Init)
+	for k := range r.Steps {
+		st := &r.Steps[k]
+		entry(st.Seq, fmt.Sprintf("step %d: %s", st.Seq, stepWords(d, st)), &st.Before, &st.After)
+	}
+	b.WriteString("</ol>\n")
+}
+
+// stepWords is a step in the story's words; a tick says what it did.
+func stepWords(d *model.Design, st *model.StepRecord) string {
+	s := model.Describe(d, st)
+	if st.Action.Kind == model.ActTick {
+		s = strings.Replace(s, fmt.Sprintf("t=%d", st.Event.Now), fmt.Sprintf("tick → t=%d", st.Event.Now), 1)
+	}
+	return s
+}
+
+// nodeSet lists the nodes of a bit set, 1-based ("·" for none).
+func nodeSet(m uint8) string {
+	var ns []string
+	for k := 0; k < 8; k++ {
+		if m&(1<<k) != 0 {
+			ns = append(ns, fmt.Sprint(k+1))
+		}
+	}
+	if len(ns) == 0 {
+		return "·"
+	}
+	return strings.Join(ns, " ")
+}
