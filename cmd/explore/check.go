@@ -272,7 +272,15 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	var writeErr error
 	if a.out != "" {
 		for _, r := range violated {
-			p, err := writeCounterexample(a.out, d, r.Property, r.Trace, counterexamples.BoundsText(d, a.bounds))
+			write := writeCounterexample
+			if rep.Stats.Bitstate != nil {
+				// not "shortest": a missed state may have hidden a shorter one
+				write = func(dir string, d model.Design, property string, trace []model.Action, bounds string) (string, error) {
+					return counterexamples.WriteCounterexample(dir, counterexamples.Counterexample{Design: d, Property: property, Trace: trace, Bounds: bounds,
+						FoundBy: fmt.Sprintf("bitstate breadth-first search (2^%d bits; a real trace, maybe not a shortest one), within bounds: %s", a.bounds.Bitstate, bounds)})
+				}
+			}
+			p, err := write(a.out, d, r.Property, r.Trace, counterexamples.BoundsText(d, a.bounds))
 			if err != nil {
 				// the verdict is still printed: the search's work is not lost
 				writeErr = err

@@ -321,7 +321,8 @@ func TestCheckBitstate(t *testing.T) {
 	require.Regexp(t, `holds \(probabilistic: bitstate search of 2\^20 bits, 3 per state, [0-9.]+% set; about [1-9][0-9,]* states expected missed \(coverage about [0-9.]+%\)`, out)
 
 	// a planted bug: found, with a real trace
-	code, out, _ = runCheckArgs("-design", "demo6,bug=no-token-check", "-properties", "no-lost-update,fenced", "-bitstate", "-bits", "24", "-json")
+	dir := t.TempDir()
+	code, out, _ = runCheckArgs("-design", "demo6,bug=no-token-check", "-properties", "no-lost-update,fenced", "-bitstate", "-bits", "24", "-json", "-out", dir)
 	require.Equal(t, exitViolated, code, out)
 	var got checkJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
@@ -346,6 +347,15 @@ func TestCheckBitstate(t *testing.T) {
 	seq, ok := run.Violated("no-lost-update")
 	require.True(t, ok)
 	require.Equal(t, len(trace), seq)
+	// the file does not claim a shortest trace, and replays
+	require.Len(t, got.Files, 1)
+	text, err := os.ReadFile(got.Files[0])
+	require.NoError(t, err)
+	f, err := counterexamples.Parse(string(text))
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(f.FoundBy, "bitstate breadth-first search (2^24 bits; a real trace, maybe not a shortest one), within bounds: "), f.FoundBy)
+	code, _, errs = runCmd("replay", got.Files[0])
+	require.Equal(t, exitOK, code, errs)
 }
 
 // stripTiming drops the lines that carry times and memory.
