@@ -153,6 +153,9 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 	if *bitstate && (*bitsLog < explore.MinBitstate || *bitsLog > explore.MaxBitstate) {
 		return a, false, usage, fmt.Errorf("-bits %d: want %d to %d (the bit array has 2^bits bits)", *bitsLog, explore.MinBitstate, explore.MaxBitstate)
 	}
+	if arrayMB := int64(1) << max(*bitsLog-23, 0); *bitstate && *maxMemory != 0 && arrayMB >= *maxMemory {
+		return a, false, usage, fmt.Errorf("-bits %d: the bit array (%d MB) does not fit in -max-memory %d", *bitsLog, arrayMB, *maxMemory)
+	}
 	a.name = strings.TrimSpace(*name)
 	a.bounds = explore.Bounds{
 		MaxSteps:  *steps,
