@@ -369,3 +369,13 @@ func watchdogLegend(d *Design) string {
 	}
 	return "watchdog: X renewed its key (X! failed); x = due, but frozen with X (paused)"
 }
+
+// ValidityLeft is the validity client i believes it has left in s, by its
+// own clock (what check=validity and Redlock's vote compare with zero), and
+// whether the design counts it at all (Redlock, check=validity).
+func ValidityLeft(d *Design, s *State, i int) (int, bool) {
+	if d.Lock != LockRedlock && d.Check != CheckValidity {
+		return 0, false
+	}
+	return validityLeft(d, s, &s.Clients[i]), true
+}

@@ -385,3 +385,55 @@ func TestBrowserInspector(t *testing.T) {
 	require.False(t, facts.Closed.TableVisible, "a closed step's state is not drawn")
 	require.InDelta(t, facts.Closed.SummaryHeight, facts.Closed.Height, 1, "a closed step takes its summary's room, no more")
 }
+
+// linkScript clicks a step's chip in the timeline and, once the browser
+// has followed the link, writes where it went and whether the step's entry
+// in the inspector opened.
+const linkScript = `<script>
+window.addEventListener('load', function () {
+  var a = document.querySelector('#timeline .chip[data-step="STEP"] a');
+  var before = document.getElementById('step-STEP').open;
+  a.click();
+  setTimeout(function () {
+    var pre = document.createElement('pre');
+    pre.id = 'link-facts';
+    var s = document.getElementById('state-STEP');
+    pre.textContent = JSON.stringify({hash: location.hash, before: before, open: document.getElementById('step-STEP').open,
+      visible: s.checkVisibility ? s.checkVisibility() : false, top: s.getBoundingClientRect().top});
+    document.body.appendChild(pre);
+  }, 200);
+});
+</script>
+`
+
+// TestBrowserChipOpensItsStep: a click on a step in the timeline follows
+// its link to the inspector, which the browser opens on that step's state.
+func TestBrowserChipOpensItsStep(t *testing.T) {
+	chromium(t)
+	r, page := demo2Page(t)
+	var step int // A's write at t=15
+	for k := range r.Steps {
+		if st := &r.Steps[k]; st.Action.Kind == model.ActWrite && st.Event.Flags&model.EvUnsafe != 0 {
+			step = st.Seq
+		}
+	}
+	file := filepath.Join(t.TempDir(), "demo2.html")
+	script := strings.ReplaceAll(linkScript, "STEP", fmt.Sprint(step))
+	require.NoError(t, os.WriteFile(file, []byte(strings.Replace(string(page), "</body>", script+"</body>", 1)), 0o644))
+	dom := string(runChromium(t, file, "--window-size=1280,900", "--virtual-time-budget=5000", "--dump-dom"))
+	_, rest, ok := strings.Cut(dom, `<pre id="link-facts">`)
+	require.True(t, ok, "the link script did not run:\n%s", tail(dom))
+	raw, _, _ := strings.Cut(rest, "</pre>")
+	var facts struct {
+		Hash         string
+		Before, Open bool
+		Visible      bool
+		Top          float64
+	}
+	require.NoError(t, json.Unmarshal([]byte(html.UnescapeString(raw)), &facts))
+	require.Equal(t, fmt.Sprintf("#state-%d", step), facts.Hash)
+	require.False(t, facts.Before, "the step starts closed")
+	require.True(t, facts.Open, "following the link opened the step")
+	require.True(t, facts.Visible, "its state is drawn")
+	require.Less(t, facts.Top, 900.0, "and scrolled into view")
+}

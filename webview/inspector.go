@@ -266,7 +266,7 @@ func writeInspector(b *strings.Builder, r *model.Run, info Info) {
 			cls += " flagged"
 			summary = "⚑ " + summary
 		}
-		fmt.Fprintf(b, "<li><details class=\"%s\" id=\"step-%d\" data-seq=\"%d\"><summary>%s</summary>\n", cls, seq, seq, esc(summary))
+		fmt.Fprintf(b, "<li><details class=\"%s\" id=\"step-%d\" data-seq=\"%d\"><summary>%s</summary>\n<div class=\"state\" id=\"state-%d\">\n", cls, seq, seq, esc(summary), seq)
 		for _, g := range gs {
 			fmt.Fprintf(b, "<table class=\"state\"><caption>%s</caption>", esc(g.title))
 			if len(g.fields) > 0 {
@@ -290,7 +290,7 @@ func writeInspector(b *strings.Builder, r *model.Run, info Info) {
 			}
 			b.WriteString("</table>\n")
 		}
-		b.WriteString("</details></li>\n")
+		b.WriteString("</div></details></li>\n")
 	}
 	entry(0, fmt.Sprintf("initial state, t=%d", r.Init.Now), nil, &r.Init)
 	for k := range r.Steps {

@@ -132,3 +132,25 @@ func TestPageShowsTheFrozenWatchdog(t *testing.T) {
 	}
 	require.True(t, strings.Contains(page, "A&#39;s watchdog is due but frozen with it: no renewal"))
 }
+
+// TestPageShowsTheValidityLeft: a Redlock holder's validity counts down by
+// its own clock, one cell per tick it believes, shown out (0) in red; a
+// design that counts no validity has no such row.
+func TestPageShowsTheValidityLeft(t *testing.T) {
+	sc, err := model.ParseScenario("design redlock/cad/none/plain,clients=1,nodes=3\nA acquire\nA acquire\nA acquire\nA pause 10\ntick 10\n")
+	require.NoError(t, err)
+	r, err := model.Replay(&sc.Design, sc.Trace)
+	require.NoError(t, err)
+	page := string(Page(r, Info{Title: "redlock"}))
+	require.Equal(t, 1, strings.Count(page, `<tr class="row-validity c0" data-client="A"><th class="label">A validity</th>`))
+	for tick := 1; tick <= 11; tick++ {
+		left := max(10-tick, 0) // TTL 10, drift 1, asked at t=1
+		cls := "cell validity"
+		if left == 0 {
+			cls += " out"
+		}
+		require.True(t, strings.Contains(page, fmt.Sprintf(`<td class="%s" data-tick="%d" title="t=%d: A has %d ticks of validity left by its own clock">%d</td>`, cls, tick, tick, left, left)), "t=%d", tick)
+	}
+	_, demo := demoPage(t, 2)
+	require.NotContains(t, demo, "row-validity")
+}

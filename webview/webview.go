@@ -53,6 +53,9 @@ type tickInfo struct {
 	done   uint8               // clients finished by the end of the tick
 	crash  uint8               // clients crashed by the end of the tick
 	end    model.State         // the state at the end of the tick
+	// valid[i] is 1 + the validity client i had left by its own clock when
+	// it last believed it held the lock in the tick (0: it did not)
+	valid [model.MaxClients]int
 }
 
 func columns(r *model.Run) []tickInfo {
@@ -70,6 +73,11 @@ func columns(r *model.Run) []tickInfo {
 		}
 		c := &cols[k]
 		c.end = *s
+		for i := 0; i < n; i++ {
+			if left, ok := model.ValidityLeft(&r.Design, s, i); ok && s.Clients[i].Believes() {
+				c.valid[i] = max(left, 0) + 1
+			}
+		}
 		for i := 0; i < n; i++ {
 			cl := &s.Clients[i]
 			bit := uint8(1) << i
@@ -264,7 +272,7 @@ func Page(r *model.Run, info Info) []byte {
 				}
 				text := fmt.Sprintf("step %d: %s", st.Seq, model.Describe(d, st))
 				lines = append(lines, text)
-				chips = append(chips, fmt.Sprintf("<span class=\"chip %s\" data-step=\"%d\" title=\"%s\">%s</span>", cls, st.Seq, esc(text), esc(label)))
+				chips = append(chips, fmt.Sprintf("<span class=\"chip %s\" data-step=\"%d\" title=\"%s\"><a href=\"#state-%d\">%s</a></span>", cls, st.Seq, esc(text), st.Seq, esc(label)))
 			}
 			w("<td class=\"%s\" data-tick=\"%d\" title=\"%s\">%s</td>", strings.Join(classes, " "), c.row.Tick, esc(strings.Join(lines, "\n")), strings.Join(chips, ""))
 		}
@@ -283,7 +291,7 @@ func Page(r *model.Run, info Info) []byte {
 				if st.Action.Kind.IsFault() {
 					cls = "fault"
 				}
-				chips = append(chips, fmt.Sprintf("<span class=\"chip %s\" data-step=\"%d\" title=\"%s\">%s</span>", cls, st.Seq, esc(text), esc(st.Action.String())))
+				chips = append(chips, fmt.Sprintf("<span class=\"chip %s\" data-step=\"%d\" title=\"%s\"><a href=\"#state-%d\">%s</a></span>", cls, st.Seq, esc(text), st.Seq, esc(st.Action.String())))
 			}
 			w("<td class=\"cell\" data-tick=\"%d\">%s</td>", c.row.Tick, strings.Join(chips, ""))
 		}
@@ -321,6 +329,7 @@ func Page(r *model.Run, info Info) []byte {
 		}
 		w("</tr>\n")
 	}
+	writeValidity(w, r, cols)
 	w("<tr class=\"row-storage\"><th class=\"label\">storage</th>")
 	prev := r.Init.Store
 	for _, c := range cols {
@@ -351,7 +360,7 @@ func Page(r *model.Run, info Info) []byte {
 		w("<td class=\"cell\" data-tick=\"%d\">%s</td>", c.row.Tick, strings.Join(marks, ""))
 	}
 	w("</tr>\n</tbody>\n</table>\n</div>\n")
-	w("<p class=\"legend\">Hover a cell or a step for its story. Shaded: the client believes it holds the lock; "+
+	w("<p class=\"legend\">Hover a cell or a step for its story; click a step to open the state after it. Shaded: the client believes it holds the lock; "+
 		"hatched: paused; underlined: working between its read and its write; red underline: its watchdog (keep-alive, heartbeats) is due but frozen with it; "+
 		"<span class=\"x\">✗</span>: a client reads or writes while the key is not its own. "+
 		"Key row: who really holds <code>%s</code>, in order within a tick.</p>\n", model.LockKey)
@@ -421,6 +430,8 @@ table.state th{background:#f9fafb;font-weight:600;color:#374151}
 table.state td.ch,.legend .ch{background:#fde68a;color:#7c2d12;font-weight:700}
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em;color:#1f2937;background:#fff}
 .storage{font:12px ui-monospace,monospace;text-align:center;color:#374151}
+.validity{font:12px ui-monospace,monospace;text-align:center;color:#374151}
+.validity.out{background:#fee2e2;color:#b91c1c;font-weight:700}
 .storage.changed{background:#fef3c7;font-weight:700}
 .seg.down{background:#9ca3af;color:#fff}
 .chip.violation{outline:2px solid #dc2626;outline-offset:1px}
@@ -443,6 +454,7 @@ tr.row-client td.frozen{box-shadow:inset 0 -3px 0 #dc2626}
 tr.row-client td.done{background:#f3f4f6;color:#9ca3af}
 tr.row-client td.crashed{background:#e5e7eb}
 .chip{display:inline-block;margin:1px;padding:0 .3em;border-radius:3px;background:#fff;border:1px solid var(--c);font-size:11px;white-space:nowrap}
+.chip a{color:inherit;text-decoration:none}
 .chip.refused{border-style:dashed;color:#9ca3af}
 .chip.grant{background:var(--c);color:#fff}
 .chip.rejected{border-color:#6b7280;color:#6b7280;text-decoration:line-through}
@@ -519,4 +531,38 @@ func frozenWords(d *model.Design, name string) string {
 		return name + "'s keep-alive is due but frozen with it: no renewal"
 	}
 	return name + "'s watchdog is due but frozen with it: no renewal"
+}
+
+// writeValidity writes a row per client of a design that counts validity
+// (Redlock, check=validity): what it has left by its own clock in each tick
+// it believes it holds the lock.
+func writeValidity(w func(string, ...any), r *model.Run, cols []tickInfo) {
+	d := &r.Design
+	if _, ok := model.ValidityLeft(d, &r.Init, 0); !ok {
+		return
+	}
+	for i := 0; i < d.Clients; i++ {
+		any := false
+		for _, c := range cols {
+			any = any || c.valid[i] != 0
+		}
+		if !any {
+			continue
+		}
+		name := model.ClientName(i)
+		w("<tr class=\"row-validity c%d\" data-client=\"%s\"><th class=\"label\">%s validity</th>", i, name, name)
+		for _, c := range cols {
+			if c.valid[i] == 0 {
+				w("<td class=\"cell validity\" data-tick=\"%d\"></td>", c.row.Tick)
+				continue
+			}
+			left := c.valid[i] - 1
+			cls := "cell validity"
+			if left == 0 {
+				cls += " out"
+			}
+			w("<td class=\"%s\" data-tick=\"%d\" title=\"t=%d: %s has %d ticks of validity left by its own clock\">%d</td>", cls, c.row.Tick, c.row.Tick, name, left, left)
+		}
+		w("</tr>\n")
+	}
 }
