@@ -163,7 +163,7 @@ func whyRows(d *Design, cols []tickCol) ([]tlRow, []string) {
 	last := func(c *tickCol) *State { return c.states[len(c.states)-1] }
 
 	// one lane per lock node: who holds the key there, in order within a tick
-	if n := nodeLanes(d); n > 0 {
+	if n := NodeLanes(d); n > 0 {
 		for k := 0; k < n; k++ {
 			row := tlRow{label: laneName(d, k)}
 			for c := range cols {
@@ -265,9 +265,9 @@ func storageRule(d *Design) string {
 	return "accepted writes; a write needs a greater token"
 }
 
-// nodeLanes is how many per-node rows the timeline draws: one per Redis
+// NodeLanes is how many per-node rows a timeline draws: one per Redis
 // node for Redlock and for a primary with its replica, none for one node.
-func nodeLanes(d *Design) int {
+func NodeLanes(d *Design) int {
 	switch d.Lock {
 	case LockRedlock:
 		return d.Nodes

@@ -223,7 +223,7 @@ func transpose(g group) group {
 
 // lockNodes is how many lock-service nodes the design uses.
 func lockNodes(d *model.Design) int {
-	if n := nodeLanes(d); n > 0 {
+	if n := model.NodeLanes(d); n > 0 {
 		return n
 	}
 	return 1

@@ -314,7 +314,7 @@ func Page(r *model.Run, info Info) []byte {
 		w("<td class=\"cell key\" data-tick=\"%d\" title=\"%s\"><div class=\"bar\">%s</div></td>", c.row.Tick, esc(title), strings.Join(segs, ""))
 	}
 	w("</tr>\n")
-	for k := 0; k < nodeLanes(d); k++ {
+	for k := 0; k < model.NodeLanes(d); k++ {
 		w("<tr class=\"row-node\" data-node=\"%d\"><th class=\"label\">node %d key</th>", k+1, k+1)
 		for _, c := range cols {
 			n := &c.end.Nodes[k]
@@ -471,18 +471,6 @@ p.legend{font-size:.85em;color:#4b5563;max-width:60em}
 pre.story .bad{color:#b91c1c;font-weight:700}
 pre{font:13px/1.4 ui-monospace,"DejaVu Sans Mono",monospace;background:#f9fafb;padding:.6em;border-radius:4px;overflow-x:auto}
 `
-
-// nodeLanes is how many per-node rows the page draws: one per Redis node
-// for Redlock and for a primary with its replica, none for one node.
-func nodeLanes(d *model.Design) int {
-	switch d.Lock {
-	case model.LockRedlock:
-		return d.Nodes
-	case model.LockReplica:
-		return 2
-	}
-	return 0
-}
 
 func nodeText(n *model.Node) string {
 	if n.Back != 0 {
