@@ -74,3 +74,29 @@ func cpuSeconds() float64 {
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
+
+// BenchmarkFix is the fix search of a few unsafe catalogue designs (the
+// work behind the counterexamples' prevented sections), in CPU seconds:
+//
+//	go test ./explore -run '^$' -bench Fix -benchtime 1x -count 5
+func BenchmarkFix(b *testing.B) {
+	var ds []model.Design
+	for _, name := range []string{"demo2", "demo4", "zookeeper/cad/none/plain", "db/cad/none/plain,tx=outside", "replica/cad/rw/max-token,pauses=0", "redlock/cad/none/plain"} {
+		d, err := model.ParseDesign(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, d)
+	}
+	cpu0 := cpuSeconds()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, d := range ds {
+			if _, err := Fix(FixConfig{Design: d, Bounds: Bounds{Symmetry: true}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
+}

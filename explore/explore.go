@@ -83,6 +83,12 @@ type Config struct {
 	// First stops the search at the end of the first level that violates
 	// an always property; the undecided properties are incomplete.
 	First bool
+	// StopWhenViolated stops the search at the end of the first level by
+	// which every one of these always properties is violated (StoppedBy
+	// "all-violated"); the undecided properties are incomplete. The fix
+	// search uses it: a neighbour that still breaks everything its design
+	// breaks fixes nothing, whatever the other verdicts. nil: never.
+	StopWhenViolated []string
 	// Allow, if not nil, restricts the search to the actions it allows:
 	// the others are never taken, so the verdicts are about that part of
 	// the space only (Shorten uses it to search among the faults one
@@ -126,7 +132,7 @@ type Stats struct {
 	Transitions int64
 	Depth       int
 	Complete    bool   // the reachable space within MaxSteps was exhausted
-	StoppedBy   string // what stopped the search: "max-steps", "max-states", "max-memory", "first", "interrupted", or "" (every property decided)
+	StoppedBy   string // what stopped the search: "max-steps", "max-states", "max-memory", "first", "all-violated", "interrupted", or "" (every property decided)
 	// Proved is the depth up to which every step was checked: no undecided
 	// property has a counterexample (or witness) of Proved steps or fewer.
 	Proved  int

@@ -55,6 +55,10 @@ type Candidate struct {
 	// Holds: every chosen property holds, nothing breaks, and the jobs can
 	// all finish (all-done is seen), so the verdict is not vacuous.
 	Holds bool
+	// Stopped: the search of this neighbour stopped once it broke every
+	// property its design breaks (Config.StopWhenViolated), as it then
+	// fixes nothing; its other verdicts are incomplete and not judged.
+	Stopped bool
 	// Vacuous are the properties of Fixes that hold here only vacuously
 	// (Result.Vacuous: no lock expired or was lost while held, as when a
 	// longer TTL outlasts every fault of the budget). Such a fix says
@@ -243,7 +247,7 @@ func Fix(cfg FixConfig) (*FixReport, error) {
 		cands, skipped := neighbours(d, dist, seen)
 		rep.Skipped += skipped
 		rep.Distance = dist
-		checkAll(cands, checked, nb, func(done int) {
+		checkAll(cands, checked, nb, rep.Violated, func(done int) {
 			if cfg.Progress != nil {
 				cfg.Progress(FixProgress{Distance: dist, Done: done, Total: len(cands), Seconds: time.Since(start).Seconds()})
 			}
@@ -252,7 +256,7 @@ func Fix(cfg FixConfig) (*FixReport, error) {
 		for i := range cands {
 			c := &cands[i]
 			judge(c, rep.Violated, held)
-			if undecided(c) {
+			if c.Undecided() {
 				rep.Undecided++
 			}
 			rep.Checked = append(rep.Checked, *c)
@@ -289,8 +293,9 @@ func alwaysNames() []string {
 }
 
 // checkAll searches every candidate, GOMAXPROCS at a time; the results do
-// not depend on the order they finish in.
-func checkAll(cands []Candidate, props []model.Property, b Bounds, progress func(done int)) {
+// not depend on the order they finish in. A candidate's search stops once
+// every property of stop is violated (Candidate.Stopped).
+func checkAll(cands []Candidate, props []model.Property, b Bounds, stop []string, progress func(done int)) {
 	var next, done atomic.Int64
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -303,11 +308,12 @@ func checkAll(cands []Candidate, props []model.Property, b Bounds, progress func
 				if i >= len(cands) {
 					return
 				}
-				rep, err := Check(Config{Design: cands[i].Design, Properties: props, Bounds: b})
+				rep, err := Check(Config{Design: cands[i].Design, Properties: props, Bounds: b, StopWhenViolated: stop})
 				if err != nil { // cannot happen: the design was validated
 					panic(fmt.Sprintf("explore: fix: %s: %v", cands[i].Name(), err))
 				}
 				cands[i].Results = rep.Results
+				cands[i].Stopped = rep.Stats.StoppedBy == "all-violated"
 				n := int(done.Add(1))
 				mu.Lock()
 				progress(n)
@@ -320,6 +326,9 @@ func checkAll(cands []Candidate, props []model.Property, b Bounds, progress func
 
 // judge fills Fixes, Breaks and Holds from the results.
 func judge(c *Candidate, violated, held []string) {
+	if c.Stopped {
+		return // it breaks every violated property: no fix
+	}
 	for _, v := range violated {
 		if r, ok := c.Result(v); ok && r.Status == Holds {
 			c.Fixes = append(c.Fixes, v)
@@ -341,7 +350,12 @@ func allDone(c *Candidate) bool {
 	return ok && r.Status == Seen
 }
 
-func undecided(c *Candidate) bool {
+// Undecided reports whether a bound (the state cap) left a verdict of c
+// open.
+func (c *Candidate) Undecided() bool {
+	if c.Stopped {
+		return false
+	}
 	for _, r := range c.Results {
 		if r.Status == Incomplete {
 			return true

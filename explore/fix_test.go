@@ -183,6 +183,31 @@ func TestFixRanksVacuousFixesLast(t *testing.T) {
 	}
 }
 
+// A neighbour whose search stopped once it broke every property its
+// design breaks really breaks them all (checked afresh), so it fixes
+// nothing: stopping lost no fix.
+func TestFixStopsNeighboursThatFixNothing(t *testing.T) {
+	rep := fixOf(t, "demo2", "")
+	stopped := 0
+	for _, c := range rep.Checked {
+		if !c.Stopped {
+			continue
+		}
+		require.Empty(t, c.Fixes, c.Name())
+		require.False(t, c.Undecided(), c.Name())
+		if stopped++; stopped > 3 {
+			continue
+		}
+		r, err := Check(Config{Design: c.Design, Bounds: Bounds{Symmetry: true}})
+		require.NoError(t, err)
+		for _, v := range rep.Violated {
+			res, _ := r.Result(v)
+			require.Equal(t, Violated, res.Status, "%s: %s", c.Name(), v)
+		}
+	}
+	require.NotZero(t, stopped, "demo2 has neighbours that fix nothing")
+}
+
 func TestFixSafeDesignSaysSo(t *testing.T) {
 	rep := fixOf(t, "demo1", "")
 	require.True(t, rep.Safe())

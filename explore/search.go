@@ -85,6 +85,13 @@ func Check(cfg Config) (*Report, error) {
 		}()
 	}
 	e.first = cfg.First
+	for _, name := range cfg.StopWhenViolated {
+		i := slices.IndexFunc(props, func(p model.Property) bool { return p.Name == name })
+		if i < 0 || props[i].Expect != model.Always {
+			return nil, fmt.Errorf("explore: StopWhenViolated: %q is not an always property of the search", name)
+		}
+		e.stopAll = append(e.stopAll, i)
+	}
 	if cfg.Context != nil {
 		stop := context.AfterFunc(cfg.Context, func() { e.interrupted.Store(true) })
 		defer stop()
@@ -186,6 +193,7 @@ type engine struct {
 	first       bool
 	found       func(Result, int64)
 	allow       func(model.Action) bool // nil: every action
+	stopAll     []int                   // Config.StopWhenViolated, as indices into props
 }
 
 // unit is one range of the frontier and the fingerprints of its steps, in
@@ -440,6 +448,9 @@ func (e *engine) runLevel(live []int) (levelEnd, error) {
 				}
 			}
 		}
+		if keep && len(e.stopAll) > 0 && e.allViolatedBy(e.stopAll, e.hits) {
+			keep = false // the search stops after this level
+		}
 		if keep {
 			e.noteUnitsCap()
 			e.merge()
@@ -471,6 +482,9 @@ func (e *engine) runLevel(live []int) (levelEnd, error) {
 	e.rep.Coverage = e.cov
 	if e.first && e.anyViolated() {
 		end.stop = "first"
+	}
+	if end.stop == "" && len(e.stopAll) > 0 && e.allViolatedBy(e.stopAll, nil) {
+		end.stop = "all-violated"
 	}
 	if end.stop != "" {
 		end.full = false
@@ -523,6 +537,17 @@ func (e *engine) anyViolated() bool {
 		}
 	}
 	return false
+}
+
+// allViolatedBy reports whether every property of idx is violated, in an
+// earlier level or (hits, if not nil) in this one.
+func (e *engine) allViolatedBy(idx []int, hits []hit) bool {
+	for _, i := range idx {
+		if e.rep.Results[i].Status != Violated && (hits == nil || !hits[i].ok) {
+			return false
+		}
+	}
+	return true
 }
 
 // parallel runs f(w) for w in 0..workers-1 and waits.

@@ -76,3 +76,31 @@ func uses(trace []model.Action, k model.ActionKind) bool {
 	}
 	return false
 }
+
+// StopWhenViolated stops at the level where the last of the named
+// properties is violated, with the same traces as a whole search, and
+// leaves the others incomplete.
+func TestStopWhenViolated(t *testing.T) {
+	d := design(t, "demo2")
+	full := check(t, Config{Design: d, Bounds: Bounds{Symmetry: true}})
+	stop := []string{"exclusive", "no-lost-update"}
+	part := check(t, Config{Design: d, Bounds: Bounds{Symmetry: true}, StopWhenViolated: stop})
+	if part.Stats.StoppedBy != "all-violated" || part.Stats.Distinct >= full.Stats.Distinct {
+		t.Fatalf("stopped by %q after %d states (the whole search: %d)", part.Stats.StoppedBy, part.Stats.Distinct, full.Stats.Distinct)
+	}
+	for _, name := range stop {
+		a, _ := full.Result(name)
+		b, _ := part.Result(name)
+		if b.Status != Violated || model.FormatTrace(a.Trace) != model.FormatTrace(b.Trace) {
+			t.Errorf("%s: %v, the whole search %v", name, b, a)
+		}
+	}
+	if r, _ := part.Result("own-release"); r.Status != Incomplete {
+		t.Errorf("own-release: %v, want incomplete", r)
+	}
+	for _, bad := range []string{"all-done", "nope"} {
+		if _, err := Check(Config{Design: d, StopWhenViolated: []string{bad}}); err == nil {
+			t.Errorf("StopWhenViolated %q: no error", bad)
+		}
+	}
+}

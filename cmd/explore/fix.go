@@ -194,11 +194,8 @@ func writeFixText(w io.Writer, a *fixArgs, rep *explore.FixReport) {
 	}
 	var undecided []string
 	for _, c := range rep.Checked {
-		for _, r := range c.Results {
-			if r.Status == explore.Incomplete {
-				undecided = append(undecided, c.Name())
-				break
-			}
+		if c.Undecided() {
+			undecided = append(undecided, c.Name())
 		}
 	}
 	if len(undecided) > 0 {
