@@ -97,6 +97,9 @@ var Entries = []Entry{
 	{"redlock/cad/rw/max-token,counter=external,clients=2,nodes=3,counter-crashes=1", "the fencing counter restarts empty: tokens repeat"},
 	{"redis/cad/none/plain,pauses=0,renew=3,hangs=1", "a hung worker stops its own watchdog: its lock expires, the others go on"},
 	{"redis/cad/none/plain,watchdog=thread,pauses=0,renew=3,hangs=1", "a watchdog thread renews a hung worker's lock for ever: a progress failure, not a safety one"},
+	// repeated jobs: a late release meets its own client's next lock
+	{"redis/cad/none/plain,value=process,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "one lock value per process: a late release deletes its own client's next lock"},
+	{"redis/cad/none/plain,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "a lock value per job: the late release leaves the next lock alone"},
 	{"redis/cad/none/plain,lock-delay=5", "Chubby's lock-delay shorter than the pause: the update is still lost"},
 	{"redis/cad/none/plain,lock-delay=8", "lock-delay covers the longest pause: one holder at a time, no update lost"},
 	{"redlock/cad/none/plain,clients=2,pauses=0,slow=1,nodes=3,renew=3", "a watchdog extends Redlock on a quorum: a slow job is saved"},

@@ -165,9 +165,9 @@ func ownerName(o uint8) string {
 func lossClause(run *model.Run, at int, faults []FaultRole) string {
 	var need, all []string
 	for _, f := range faults {
-		all = append(all, faultWords(&run.Design, f))
+		all = append(all, faultWords(run, f))
 		if f.Necessary {
-			need = append(need, faultWords(&run.Design, f))
+			need = append(need, faultWords(run, f))
 		}
 	}
 	need = once(need)
@@ -222,7 +222,8 @@ func watchdogWords(run *model.Run, i, k int) string {
 	return fmt.Sprintf("its watchdog, due every %d ticks, was frozen with it", d.RenewTicks)
 }
 
-func faultWords(d *model.Design, f FaultRole) string {
+func faultWords(run *model.Run, f FaultRole) string {
+	d := &run.Design
 	a := f.Action
 	c := name(a.Client)
 	switch a.Kind {
@@ -233,6 +234,9 @@ func faultWords(d *model.Design, f FaultRole) string {
 	case model.ActCrash:
 		return fmt.Sprintf("%s crashed for good at t=%d", c, f.Tick)
 	case model.ActDelay:
+		if st := &run.Steps[f.Seq-1]; model.RequestKind(d, st) == model.ActRelease && d.Jobs > 1 {
+			return fmt.Sprintf("%s's release was held in the network for %d ticks at t=%d (its first copy arrived after the resent one)", c, a.Arg, f.Tick)
+		}
 		return fmt.Sprintf("%s's write was held in the network for %d ticks at t=%d", c, a.Arg, f.Tick)
 	case model.ActFailover:
 		return fmt.Sprintf("a failover at t=%d promoted the replica", f.Tick)

@@ -676,6 +676,14 @@ var knobs = []knob{
 			}
 			return 1, "renew in the worker (it stops when the worker hangs)"
 		}),
+	wordKnob("value", words(func(i int) model.ValueMode { return model.ValueMode(i) }),
+		func(d *model.Design) string { return d.Value.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "job" {
+				return 1, "write a fresh lock value for each job: a late release of one job cannot match the next"
+			}
+			return 1, "one lock value per process: every job of a client writes the same"
+		}),
 	wordKnob("counter", words(func(i int) model.CounterMode { return model.CounterMode(i) }),
 		func(d *model.Design) string { return d.Counter.String() },
 		func(d *model.Design, from, to string) (int, string) {

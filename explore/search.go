@@ -623,7 +623,7 @@ func (e *engine) expand(u *unit, live []int, dups *dupCache) {
 	props := e.props
 	u.kinds, u.wit = 0, 0
 	u.nacts = u.nacts[:0]
-	wit := e.cov.Witnessed() // once every witness is seen, none is asked
+	wit := e.cov.Witnessed() | model.Unwitnessable(d) // once every witness is seen, none is asked
 	for i := u.lo; i < u.hi; i++ {
 		s := &u.cur
 		e.load(i, s)

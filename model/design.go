@@ -222,6 +222,21 @@ const (
 	numWatchdogModes
 )
 
+// ValueMode is what a client writes into the lock key: a value of its own
+// for each job (a fresh random value per acquire: redsync, redislock), or
+// one value for the whole process (Redisson's UUID:threadId, a hostname
+// and pid), so that a late release of one job matches the next job's lock.
+type ValueMode uint8
+
+const (
+	// ValueJob: each job writes a value of its own (default).
+	ValueJob ValueMode = iota
+	// ValueProcess: every job of a client writes the same value; a
+	// restarted client is a new process with a new value.
+	ValueProcess
+	numValueModes
+)
+
 // Place restricts where a fault may fall: right before the client's next
 // step of that kind (PlaceAny: anywhere).
 type Place uint8
@@ -250,6 +265,7 @@ const (
 	MaxNodes        = 5
 	MaxHorizonTicks = 120
 	MaxWaitTicks    = 60
+	MaxJobs         = 8
 )
 
 // Design is one choice on each axis, plus the numbers and the fault budget.
@@ -267,6 +283,7 @@ type Design struct {
 	Reenter  ReenterMode  // redis, replica
 	Counter  CounterMode  // redlock, db: where the fencing token comes from
 	Watchdog WatchdogMode // renew=k: where the renewal runs
+	Value    ValueMode    // jobs=N: a lock value per job or per process
 	Bug      Bug          // a planted bug (testing the testers); BugNone in real designs
 
 	Partition PartitionMode // what a partition cuts a client off from
@@ -277,7 +294,7 @@ type Design struct {
 
 	TTLTicks      int // a key set at t exists at t .. t+TTL-1
 	WorkTicks     int // ticks between a client's read and its write
-	Clients       int // jobs, one per client (A, B, C, …)
+	Clients       int // clients A, B, C, …, each running Jobs jobs one after another
 	HorizonTicks  int // the last tick; time never passes it
 	FirstToken    int // the first fencing token INCR hands out
 	Pauses        int // fault budget: pauses in one run
@@ -311,6 +328,7 @@ type Design struct {
 	StorageFailovers int // fault budget: the storage fails over to its lagging replica
 	StaleReads       int // fault budget: reads served by the storage's lagging replica
 	CounterCrashes   int // fault budget: the external fencing counter restarts empty (counter=external)
+	Jobs             int // jobs each client runs, one after another (each one increment)
 }
 
 // axis describes one path segment or parameter that takes a word.
@@ -385,6 +403,10 @@ var (
 		"renew=k: the renewal runs in the worker and stops with it (default)",
 		"renew=k: the renewal runs in a thread of its own that outlives a hung worker (a pause still freezes both)",
 	}}
+	valueAxis = axis{"value", []string{"job", "process"}, []string{
+		"jobs=N: each job writes a lock value of its own (default)",
+		"jobs=N: every job of a client writes the same value (per process or thread), so a late release of one job matches the next job's lock",
+	}}
 	counterAxis = axis{"counter", []string{"service", "external"}, []string{
 		"the fencing token is the lock service's own counter (default; redlock and db have none)",
 		"redlock, db: a separate counter node, INCR fence after the lock is won (its crashes: counter-crashes)",
@@ -433,7 +455,8 @@ type intParam struct {
 var intParams = []intParam{
 	{"ttl", 1, MaxWaitTicks, 10, func(d *Design) *int { return &d.TTLTicks }, "key TTL in ticks (PX)"},
 	{"work", 0, MaxWaitTicks, 2, func(d *Design) *int { return &d.WorkTicks }, "ticks between read and write"},
-	{"clients", 1, MaxClients, 3, func(d *Design) *int { return &d.Clients }, "clients, one job each"},
+	{"clients", 1, MaxClients, 3, func(d *Design) *int { return &d.Clients }, "clients, each running jobs= jobs"},
+	{"jobs", 1, MaxJobs, 1, func(d *Design) *int { return &d.Jobs }, "jobs each client runs, one after another (each job one increment)"},
 	{"horizon", 1, MaxHorizonTicks, 40, func(d *Design) *int { return &d.HorizonTicks }, "last tick"},
 	{"token", 1, 1000, 1, func(d *Design) *int { return &d.FirstToken }, "first fencing token"},
 	{"pauses", 0, 3, 1, func(d *Design) *int { return &d.Pauses }, "fault budget: pauses per run"},
@@ -526,6 +549,7 @@ func (m TxMode) String() string        { return word(txAxis, int(m)) }
 func (m ReenterMode) String() string   { return word(reenterAxis, int(m)) }
 func (m CounterMode) String() string   { return word(counterAxis, int(m)) }
 func (m WatchdogMode) String() string  { return word(watchdogAxis, int(m)) }
+func (m ValueMode) String() string     { return word(valueAxis, int(m)) }
 func (m PartitionMode) String() string { return word(partitionAxis, int(m)) }
 func (p Place) String() string         { return word(pauseAtAxis, int(p)) }
 
@@ -574,6 +598,9 @@ func (d Design) Name() string {
 	}
 	if d.Watchdog != WatchdogWorker {
 		b.WriteString(",watchdog=" + d.Watchdog.String())
+	}
+	if d.Value != ValueJob {
+		b.WriteString(",value=" + d.Value.String())
 	}
 	if d.Bug != BugNone {
 		b.WriteString(",bug=" + d.Bug.String())
@@ -709,6 +736,10 @@ func (d *Design) set(k, v string) error {
 		i, err := watchdogAxis.parse(v)
 		d.Watchdog = WatchdogMode(i)
 		return err
+	case "value":
+		i, err := valueAxis.parse(v)
+		d.Value = ValueMode(i)
+		return err
 	case "counter":
 		i, err := counterAxis.parse(v)
 		d.Counter = CounterMode(i)
@@ -744,7 +775,7 @@ func (d Design) Validate() error {
 	if int(d.Lock) >= int(numLockKinds) || int(d.Acquire) >= int(numAcquireModes) || int(d.Release) >= int(numReleaseModes) ||
 		int(d.Fence) >= int(numFenceModes) || int(d.Storage) >= int(numStorageModes) || int(d.Clock) >= int(numClockModes) || int(d.Bug) >= int(numBugs) ||
 		int(d.Quorum) >= int(numQuorums) || int(d.Check) >= int(numCheckModes) || int(d.Wait) >= int(numWaitModes) || int(d.Tx) >= int(numTxModes) ||
-		int(d.Reenter) >= int(numReenterModes) || int(d.Counter) >= int(numCounterModes) || int(d.Watchdog) >= int(numWatchdogModes) || int(d.Partition) >= int(numPartitionModes) ||
+		int(d.Reenter) >= int(numReenterModes) || int(d.Counter) >= int(numCounterModes) || int(d.Watchdog) >= int(numWatchdogModes) || int(d.Value) >= int(numValueModes) || int(d.Partition) >= int(numPartitionModes) ||
 		int(d.PauseAt) >= int(numPlaces) || int(d.DelayAt) >= int(numPlaces) || int(d.LoseAt) >= int(numPlaces) || int(d.CrashAt) >= int(numPlaces) {
 		return designErr("design has an axis value out of range")
 	}
@@ -824,7 +855,7 @@ func joinWords[T fmt.Stringer](xs []T) string {
 }
 
 func paramNames() string {
-	names := []string{"acquire", "clock", "quorum", "check", "wait", "tx", "reenter", "counter", "watchdog", "bug", "partition", "pause-at", "delay-at", "lose-at", "crash-at"}
+	names := []string{"acquire", "clock", "quorum", "check", "wait", "tx", "reenter", "counter", "watchdog", "value", "bug", "partition", "pause-at", "delay-at", "lose-at", "crash-at"}
 	for _, p := range intParams {
 		names = append(names, p.name)
 	}
@@ -844,7 +875,7 @@ func clip(s string) string {
 func DescribeAxes() string {
 	var b strings.Builder
 	b.WriteString("A design name is lock/release/fence/storage[,key=value…], e.g. redis/cad/rw/max-token,ttl=10,work=2\n\n")
-	for _, a := range []axis{lockAxis, releaseAxis, fenceAxis, storageAxis, acquireAxis, clockAxis, quorumAxis, checkAxis, waitAxis, txAxis, reenterAxis, counterAxis, watchdogAxis, partitionAxis, pauseAtAxis, delayAtAxis, loseAtAxis, crashAtAxis, bugAxis} {
+	for _, a := range []axis{lockAxis, releaseAxis, fenceAxis, storageAxis, acquireAxis, clockAxis, quorumAxis, checkAxis, waitAxis, txAxis, reenterAxis, counterAxis, watchdogAxis, valueAxis, partitionAxis, pauseAtAxis, delayAtAxis, loseAtAxis, crashAtAxis, bugAxis} {
 		kind := "path part"
 		if a.name != "lock" && a.name != "release" && a.name != "fence" && a.name != "storage" {
 			kind = "parameter " + a.name + "=…, default " + a.values[0]

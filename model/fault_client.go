@@ -68,7 +68,9 @@ func crash(d *Design, s *State, i int) {
 	if old.Stray != 0 { // the first copy of a resent request is still on its way
 		c.Token, c.Read, c.Version, c.Stray = old.Token, old.Read, old.Version, old.Stray
 		c.Flags = old.Flags & (FlagWrote | FlagStrayDel)
+		c.Marks = old.Marks
 	}
+	c.Job = old.Job
 	crashed(d, s, i, old)
 }
 
@@ -150,7 +152,7 @@ func hangActions(d *Design, s *State, i int, buf []Action) []Action {
 func hang(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	old := *c
-	*c = Client{Phase: PhaseCrashed, Flags: FlagHung}
+	*c = Client{Phase: PhaseCrashed, Flags: FlagHung, Job: old.Job}
 	crashed(d, s, i, old)
 	if d.Watchdog != WatchdogThread || !old.Believes() {
 		return

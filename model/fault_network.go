@@ -65,6 +65,7 @@ func delay(d *Design, s *State, i int, p uint8, ev *Event) {
 		c.Stray = s.Now + p
 		if k != ActWrite {
 			c.Flags |= FlagStrayDel
+			straySent(d, c)
 		}
 		c.Ready = s.Now + uint8(d.TimeoutTicks)
 		ev.Token, ev.Value = sentToken(d, c, false), c.Read+1
@@ -129,13 +130,24 @@ func strayArrive(d *Design, s *State, i int, ev *Event) {
 	if stray {
 		if !singleKey(d) {
 			ev.Result = ResNoop
+			strayDone(c)
 			return
 		}
 		key := &s.Nodes[keyNode(s, i)]
 		ev.Other = key.Owner
+		later := key.Back == 0 && laterOwnKey(d, s, i, key)
+		matches := lateReleaseMatches(d, c)
+		strayDone(c)
 		switch {
 		case key.Back != 0 || key.Owner == 0:
 			ev.Result = ResNoop
+		case later: // its own lock of a later job (jobs=N)
+			ev.Flags |= EvOwnLater
+			if matches {
+				deleteKey(d, s, i, ev)
+			} else {
+				ev.Result = ResNoop
+			}
 		case d.Release == ReleaseCAD && key.Owner != uint8(i+1):
 			ev.Result = ResNoop
 		default: // DEL (or the DEL of get-del, sent after the GET said ours)
@@ -319,6 +331,9 @@ func describeArrive(d *Design, st *StepRecord) string {
 		return s + "accepted" + unsafeNote(d, ev)
 	}
 	s := "the first copy of its release arrives late → "
+	if ev.Flags&EvOwnLater != 0 {
+		return "the first copy of an earlier job's release arrives late → " + describeLateOwn(d, st)
+	}
 	switch {
 	case ev.Result == ResOK:
 		s += "deleted"

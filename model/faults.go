@@ -111,7 +111,7 @@ func (d Design) faultsApply() error {
 			return err
 		}
 	}
-	return nil
+	return d.jobsApply()
 }
 
 // placeApplies refuses a place at which the design's clients take no step.

@@ -31,6 +31,7 @@ func keyAcquire(d *Design, s *State, i int, ev *Event) {
 	ev.Result = ResOK
 	key.Owner = me
 	key.Exp = keyEnd(d, s.Now)
+	keySet(c)
 	grant(d, s, i)
 	// etcd and db take acquire=script only: for etcd the token is the put's
 	// revision (its create_revision), and a db row lock takes fence=none
@@ -124,25 +125,25 @@ func keyRelease(d *Design, s *State, i int, ev *Event) {
 	key := &s.Nodes[keyNode(s, i)]
 	if !reach(d, s, i, keyNode(s, i)) { // cut off: the release fails, the key expires by itself
 		ev.Result = ResUnreachable
-		finishJob(c, ev)
+		finishJob(d, c, ev)
 		return
 	}
 	if key.Back != 0 { // the node is down: the request fails
 		ev.Result = ResNoop
-		finishJob(c, ev)
+		finishJob(d, c, ev)
 		return
 	}
 	switch {
 	case d.Release == ReleaseDel:
 		deleteKey(d, s, i, ev)
-		finishJob(c, ev)
+		finishJob(d, c, ev)
 	case d.Release == ReleaseCAD:
 		if key.Owner == me || (d.Bug == BugCADNoCheck && key.Owner != 0) {
 			deleteKey(d, s, i, ev)
 		} else {
 			ev.Result = ResNoop
 		}
-		finishJob(c, ev)
+		finishJob(d, c, ev)
 	case c.Phase == PhaseRelease: // get-del: the GET
 		ev.Result, ev.Value = ResOK, key.Owner
 		if key.Owner == me {
@@ -155,7 +156,7 @@ func keyRelease(d *Design, s *State, i int, ev *Event) {
 		} else {
 			ev.Result = ResNoop
 		}
-		finishJob(c, ev)
+		finishJob(d, c, ev)
 	}
 }
 
@@ -203,9 +204,10 @@ func unreachable(s *State, i int, ev *Event) {
 func describeKeyAcquire(d *Design, st *StepRecord) string {
 	ev := &st.Event
 	i := int(st.Action.Client)
-	cmd := fmt.Sprintf("SET %s %s NX PX %d", LockKey, LockValue(i), d.TTLTicks*1000)
+	value := jobValue(d, i, st.Before.Clients[i].Job)
+	cmd := fmt.Sprintf("SET %s %s NX PX %d", LockKey, value, d.TTLTicks*1000)
 	if d.Acquire == AcquireSetExpire {
-		cmd = fmt.Sprintf("SET %s %s NX", LockKey, LockValue(i))
+		cmd = fmt.Sprintf("SET %s %s NX", LockKey, value)
 	}
 	if st.Before.Clients[i].Phase == PhaseReenter {
 		cmd = fmt.Sprintf("nested acquire: SET %s %s NX PX %d", LockKey, LockValue(i), d.TTLTicks*1000)

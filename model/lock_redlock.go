@@ -144,7 +144,7 @@ func redlockRelease(d *Design, s *State, i int, ev *Event) {
 			ev.Result = ResOK
 		}
 	}
-	finishJob(c, ev)
+	finishJob(d, c, ev)
 }
 
 func popcount(x uint8) int {

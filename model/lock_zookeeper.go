@@ -60,7 +60,7 @@ func zkRelease(d *Design, s *State, i int, ev *Event) {
 	if !reach(d, s, i, 0) { // cut off: its node lives until its session expires
 		ev.Result = ResUnreachable
 		token, node := c.Token, c.Flags&FlagZNode
-		finishJob(c, ev)
+		finishJob(d, c, ev)
 		if node != 0 {
 			c.Flags, c.Token = c.Flags|FlagZNode, token
 			c.Timer = s.Now + uint8(d.SessionTicks)
@@ -72,7 +72,7 @@ func zkRelease(d *Design, s *State, i int, ev *Event) {
 		c.Flags &^= FlagZNode
 		zkOwner(d, s)
 	}
-	finishJob(c, ev)
+	finishJob(d, c, ev)
 }
 
 // zkTick: the session of client i expires when its timer is reached.

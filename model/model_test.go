@@ -13,7 +13,7 @@ import (
 func TestStateHasNoPadding(t *testing.T) {
 	fields := MaxClients*int(unsafe.Sizeof(Client{})) + MaxNodes*int(unsafe.Sizeof(Node{})) + int(unsafe.Sizeof(Storage{})) + int(unsafe.Sizeof(StorageReplica{})) + 2 + 12
 	require.Equal(t, fields, stateSize)
-	require.Equal(t, 16, int(unsafe.Sizeof(Client{})))
+	require.Equal(t, 18, int(unsafe.Sizeof(Client{})))
 	require.Equal(t, 6, int(unsafe.Sizeof(Node{})))
 	require.Equal(t, 6, int(unsafe.Sizeof(Storage{})))
 }
@@ -45,32 +45,40 @@ func TestDesignNamesRoundTrip(t *testing.T) {
 
 func TestBadDesignNames(t *testing.T) {
 	cases := map[string]string{
-		"":                                         "empty design name",
-		"redis/cad":                                "want 4 parts",
-		"etcdx/cad/rw/plain":                       `unknown lock "etcdx" (allowed: redis`,
-		"redis/nope/rw/plain":                      `unknown release "nope" (allowed: del, get-del, cad)`,
-		"redis/cad/both/plain":                     `unknown fence "both" (allowed: none, write, rw)`,
-		"redis/cad/rw/mongo":                       `unknown storage "mongo"`,
-		"redis/cad/rw/plain,clients=9":             "clients=\"9\": want a whole number from 1 to 8",
-		"redis/cad/rw/plain,ttl=x":                 "ttl=\"x\"",
-		"redis/cad/rw/plain,color=red":             `unknown design parameter "color"`,
-		"redis/cad/rw/plain,ttl":                   "want key=value",
-		"redis/cad/rw/plain,ttl=1,ttl=2":           "given twice",
-		"redis/cad/rw/plain,acquire=lua":           `unknown acquire "lua"`,
-		"redis/cad/rw/plain,nodes=3":               "nodes does not apply to lock redis (it applies to: redlock)",
-		"db/cad/rw/plain":                          "fence rw is not available for lock db (allowed: none;",
-		"zookeeper/del/none/plain":                 "release del is not available for lock zookeeper (allowed: cad)",
-		"etcd/cad/none/plain,acquire=incr-after":   "acquire does not apply to lock etcd",
-		"db/cad/none/plain,storage-failovers=1":    "storage-failovers and stale-reads do not apply to lock db",
-		"db/cad/none/plain,stale-reads=1":          "storage-failovers and stale-reads do not apply to lock db",
-		"redlock/cad/none/plain,counter=external":  "counter=external needs fence=write or rw",
-		"db/cad/write/max-token,counter=external":  "counter=external does not apply to db with tx=inside",
-		"redis/cad/rw/max-token,counter=external":  "counter does not apply to lock redis",
-		"redlock/cad/none/plain,counter-crashes=1": "counter-crashes applies only with counter=external",
-		"zookeeper/cad/none/plain,lock-delay=3":    "lock-delay does not apply to lock zookeeper",
-		"redis/cad/none/plain,watchdog=thread":     "watchdog=thread applies only with renew ≥ 1",
-		"redis/cad/none/plain,hangs=1":             "hangs applies only with renew ≥ 1",
-		"redis/cad/rw/plain,stale-reads=3":         "stale-reads=\"3\": want a whole number from 0 to 2",
+		"":                                              "empty design name",
+		"redis/cad":                                     "want 4 parts",
+		"etcdx/cad/rw/plain":                            `unknown lock "etcdx" (allowed: redis`,
+		"redis/nope/rw/plain":                           `unknown release "nope" (allowed: del, get-del, cad)`,
+		"redis/cad/both/plain":                          `unknown fence "both" (allowed: none, write, rw)`,
+		"redis/cad/rw/mongo":                            `unknown storage "mongo"`,
+		"redis/cad/rw/plain,clients=9":                  "clients=\"9\": want a whole number from 1 to 8",
+		"redis/cad/rw/plain,ttl=x":                      "ttl=\"x\"",
+		"redis/cad/rw/plain,color=red":                  `unknown design parameter "color"`,
+		"redis/cad/rw/plain,ttl":                        "want key=value",
+		"redis/cad/rw/plain,ttl=1,ttl=2":                "given twice",
+		"redis/cad/rw/plain,acquire=lua":                `unknown acquire "lua"`,
+		"redis/cad/rw/plain,nodes=3":                    "nodes does not apply to lock redis (it applies to: redlock)",
+		"db/cad/rw/plain":                               "fence rw is not available for lock db (allowed: none;",
+		"zookeeper/del/none/plain":                      "release del is not available for lock zookeeper (allowed: cad)",
+		"etcd/cad/none/plain,acquire=incr-after":        "acquire does not apply to lock etcd",
+		"db/cad/none/plain,storage-failovers=1":         "storage-failovers and stale-reads do not apply to lock db",
+		"db/cad/none/plain,stale-reads=1":               "storage-failovers and stale-reads do not apply to lock db",
+		"redlock/cad/none/plain,counter=external":       "counter=external needs fence=write or rw",
+		"db/cad/write/max-token,counter=external":       "counter=external does not apply to db with tx=inside",
+		"redis/cad/rw/max-token,counter=external":       "counter does not apply to lock redis",
+		"redlock/cad/none/plain,counter-crashes=1":      "counter-crashes applies only with counter=external",
+		"zookeeper/cad/none/plain,lock-delay=3":         "lock-delay does not apply to lock zookeeper",
+		"redis/cad/none/plain,watchdog=thread":          "watchdog=thread applies only with renew ≥ 1",
+		"redis/cad/none/plain,hangs=1":                  "hangs applies only with renew ≥ 1",
+		"redis/cad/rw/plain,stale-reads=3":              "stale-reads=\"3\": want a whole number from 0 to 2",
+		"redis/cad/none/plain,value=process":            "value=process applies only with jobs ≥ 2",
+		"zookeeper/cad/none/plain,jobs=2,value=process": "value=process applies only to locks redis, replica and etcd",
+		"redis/del/none/plain,jobs=2,value=process":     "value=process needs release=cad",
+		"redis/cad/none/plain,jobs=2,value=process":     "it needs delays ≥ 1, timeout ≥ 1 and delay-at=release",
+		"redis/cad/none/plain,jobs=2,value=process,delays=1,timeout=3,delay-at=read": "it needs delays ≥ 1, timeout ≥ 1 and delay-at=release",
+		"redis/cad/none/plain,jobs=2,delays=1,timeout=3":                             "a late first copy of a write would outlive its job",
+		"redis/cad/none/plain,jobs=9":                                                "jobs=\"9\": want a whole number from 1 to 8",
+		"redis/cad/none/plain,value=thread":                                          `unknown value "thread"`,
 	}
 	for name, want := range cases {
 		_, err := ParseDesign(name)
@@ -87,7 +95,8 @@ func FuzzParseDesign(f *testing.F) {
 		"redis/cad/none/plain,delays=1,delay-at=acquire,timeout=2", "db/cad/none/plain,partition=storage,partitions=1", "redis/cad/none/plain,crash-at=expire",
 		"redis/cad/rw/max-token,storage-failovers=1", "redis/cad/none/cas,stale-reads=2", "db/cad/none/plain,stale-reads=1", "redis/cad/rw/max-token,storage-failovers=2",
 		"redlock/cad/rw/max-token,counter=external,counter-crashes=1", "db/cad/write/cond-update,tx=outside,counter=external", "redlock/cad/none/plain,counter=service", "redlock/cad/none/plain,renew=3,quorum=all", "redis/cad/none/plain,lock-delay=8", "etcd/cad/none/plain,lock-delay=5,renew=3", "zookeeper/cad/none/plain,lock-delay=3",
-		"redis/cad/none/plain,watchdog=thread,renew=3,hangs=1", "redis/cad/none/plain,watchdog=thread", "redis/cad/none/plain,hangs=1"} {
+		"redis/cad/none/plain,watchdog=thread,renew=3,hangs=1", "redis/cad/none/plain,watchdog=thread", "redis/cad/none/plain,hangs=1",
+		"redis/cad/none/plain,value=process,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "redis/cad/none/plain,jobs=3", "etcd/cad/none/plain,jobs=2,value=job", "redis/cad/none/plain,jobs=2,value=process"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
@@ -110,7 +119,7 @@ func FuzzParseScenario(f *testing.F) {
 		text, _ := scenarioFiles.ReadFile("scenarios/demo" + string(rune('0'+n)) + ".txt")
 		f.Add(string(text))
 	}
-	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker"} {
+	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "late-release-process", "late-release-job"} {
 		text, _ := scenarioFiles.ReadFile("scenarios/" + n + ".txt")
 		f.Add(string(text))
 	}

@@ -40,7 +40,7 @@ func Describe(d *Design, st *StepRecord) string {
 	case ActStorageFailover:
 		return at + describeStorageFailover(st)
 	}
-	return at + ClientName(int(a.Client)) + ": " + describeClientStep(d, st)
+	return at + ClientName(int(a.Client)) + ": " + describeClientStep(d, st) + jobNote(st)
 }
 
 func describeTick(d *Design, st *StepRecord) string {
@@ -247,9 +247,10 @@ func letters(d *Design, mask uint8, none string) string {
 func RenderSummary(r *Run) string {
 	var b strings.Builder
 	ok, failed := r.Outcomes()
-	others := r.Design.Clients - ok - failed
+	jobs := TotalJobs(&r.Design)
+	others := jobs - ok - failed
 	fmt.Fprintf(&b, "counter %d; %s accepted by the storage; of %d jobs: %d ok, %d failed", r.Final.Store.Counter,
-		plural(int(r.Final.Store.Accepted), "write", "writes"), r.Design.Clients, ok, failed)
+		plural(int(r.Final.Store.Accepted), "write", "writes"), jobs, ok, failed)
 	if others > 0 {
 		fmt.Fprintf(&b, ", %d unknown or unfinished", others)
 	}

@@ -290,6 +290,8 @@ func unsafeNote(d *Design, ev *Event) string {
 		return "  ✗ it holds " + strconv.Itoa(int(ev.Held)) + " of " + strconv.Itoa(d.Nodes) + " nodes"
 	case ev.Flags&EvOldSide != 0:
 		return "  ✗ the new primary's key is " + owner(ev.Other) + ": its own key is on the old primary only (split brain)"
+	case ev.Other == 0 && (d.Lock == LockRedis || d.Lock == LockReplica) && tracksValues(d):
+		return "  ✗ no key: its lock is gone (expired or deleted)"
 	case ev.Other == 0 && (d.Lock == LockRedis || d.Lock == LockReplica):
 		return "  ✗ no key: its lock has expired"
 	case ev.Other == 0:

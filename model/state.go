@@ -43,6 +43,16 @@ const (
 	FlagHung                        // hangs=N: its worker hung for good (PhaseCrashed); counts the hangs used
 )
 
+// Client marks (Client.Marks): what a client with repeated jobs or restarts
+// knows about the late first copy of its release (its Stray), so that the
+// copy is matched against the lock value it carries. Designs with one job
+// per client and no restarts leave them zero.
+const (
+	MarkStrayKey  uint8 = 1 << iota // the key it set last was set by the job that sent its stray release
+	MarkStrayOld                    // it has moved on since its stray was sent (a next job, a restart)
+	MarkStrayProc                   // it has restarted since its stray was sent: a new process, a new value
+)
+
 // Client is one client process and its job. All fields are bytes or
 // uint16s, laid out so that State has no padding and hashes as raw memory.
 type Client struct {
@@ -60,6 +70,8 @@ type Client struct {
 	Group   uint8  // partition: what it is cut off from (1-based group of the design's partition=)
 	Skew    int8   // its own clock's error gained since Since was read (client clock jumps)
 	Stray   uint8  // timeout: tick at which the first copy of a resent write or release arrives; 0 none
+	Job     uint8  // jobs=N: the jobs it has finished (its current job is Job+1)
+	Marks   uint8  // MarkStrayKey, …: repeated jobs and restarts only
 }
 
 // Node is one lock-service node: a Redis instance (redis: node 0; replica:
@@ -125,10 +137,7 @@ func Init(d *Design) State {
 	var s State
 	s.Now = 1
 	s.Nodes[0].Fence = uint16(d.FirstToken - 1)
-	first := PhaseAcquire
-	if d.Acquire == AcquireIncrBefore {
-		first = PhaseIncr
-	}
+	first := firstPhase(d)
 	for i := 0; i < d.Clients; i++ {
 		s.Clients[i].Phase = first
 	}
@@ -283,5 +292,11 @@ func clientLess(a, b *Client) bool {
 	if a.Skew != b.Skew {
 		return a.Skew < b.Skew
 	}
-	return a.Stray < b.Stray
+	if a.Stray != b.Stray {
+		return a.Stray < b.Stray
+	}
+	if a.Job != b.Job {
+		return a.Job < b.Job
+	}
+	return a.Marks < b.Marks
 }

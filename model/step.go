@@ -244,6 +244,7 @@ const (
 	EvStray                           // arrive: the first copy of a resent request arrived
 	EvSplit                           // failover: a split brain (the old primary keeps answering its side)
 	EvOldSide                         // the acting client talks to an old primary (split brain)
+	EvOwnLater                        // arrive: a late release met its own client's lock of a later job (jobs=N)
 )
 
 // Event is what one step did. It is a fixed-size value: no allocation.
@@ -698,13 +699,19 @@ func takeToken(key *Node, c *Client, ev *Event) {
 	ev.Token = c.Token
 }
 
-func finishJob(c *Client, ev *Event) {
-	if c.Stray != 0 { // the first copy of a resent request is still on its way
-		*c = Client{Phase: PhaseDone, Token: c.Token, Read: c.Read, Version: c.Version, Stray: c.Stray, Flags: c.Flags & (FlagWrote | FlagStrayDel)}
-	} else {
-		*c = Client{Phase: PhaseDone}
-	}
+// finishJob ends client c's job: its next job begins (jobs=N), or it is
+// done.
+func finishJob(d *Design, c *Client, ev *Event) {
 	ev.Flags |= EvJobDone
+	if int(c.Job)+1 < d.Jobs {
+		nextJob(d, c)
+		return
+	}
+	if c.Stray != 0 { // the first copy of a resent request is still on its way
+		*c = Client{Phase: PhaseDone, Token: c.Token, Read: c.Read, Version: c.Version, Stray: c.Stray, Flags: c.Flags & (FlagWrote | FlagStrayDel), Job: c.Job, Marks: c.Marks}
+	} else {
+		*c = Client{Phase: PhaseDone, Job: c.Job}
+	}
 }
 
 // tick moves time: nodes come back, keys, leases and sessions whose time is

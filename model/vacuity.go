@@ -17,13 +17,15 @@ type Coverage struct {
 	Kinds          uint64 // bit k: an action of kind k occurred
 	LockLost       bool   // a lock expired or was taken while its holder believed in it (LockLost)
 	ForeignRelease bool   // a release reached a lock another client held (ForeignRelease)
+	LateRelease    bool   // a late release met its own client's lock of a later job (jobs=N)
 }
 
 // Witness bits: what one step showed (Witnesses).
 const (
 	WitLockLost uint8 = 1 << iota
 	WitForeignRelease
-	AllWitnesses = WitLockLost | WitForeignRelease
+	WitLateRelease
+	AllWitnesses = WitLockLost | WitForeignRelease | WitLateRelease
 )
 
 // Witnesses are the witness bits of the step whose event is ev, reaching s.
@@ -35,7 +37,20 @@ func Witnesses(d *Design, s *State, ev *Event) uint8 {
 	if ForeignRelease(d, s, ev) {
 		w |= WitForeignRelease
 	}
+	if ev != nil && ev.Flags&EvOwnLater != 0 {
+		w |= WitLateRelease
+	}
 	return w
+}
+
+// Unwitnessable are the witness bits that design d can never show (a late
+// release of an earlier job needs repeated jobs): a search need not look
+// for them.
+func Unwitnessable(d *Design) uint8 {
+	if tracksValues(d) {
+		return 0
+	}
+	return WitLateRelease
 }
 
 // Witnessed is c's witness bits.
@@ -47,6 +62,9 @@ func (c *Coverage) Witnessed() uint8 {
 	if c.ForeignRelease {
 		w |= WitForeignRelease
 	}
+	if c.LateRelease {
+		w |= WitLateRelease
+	}
 	return w
 }
 
@@ -54,6 +72,7 @@ func (c *Coverage) Witnessed() uint8 {
 func (c *Coverage) AddWitnesses(w uint8) {
 	c.LockLost = c.LockLost || w&WitLockLost != 0
 	c.ForeignRelease = c.ForeignRelease || w&WitForeignRelease != 0
+	c.LateRelease = c.LateRelease || w&WitLateRelease != 0
 }
 
 // ForeignRelease reports whether the step is a release (or get-del's DEL)
@@ -105,6 +124,9 @@ func LockLost(d *Design, s *State, ev *Event) bool {
 	if ev.Flags&(EvExpiredHeld|EvRemovedOther) != 0 {
 		return true
 	}
+	if ev.Flags&EvOwnLater != 0 && ev.Result == ResOK && s.Clients[ev.Action.Client].Believes() {
+		return true // a late release of its own deleted the lock it holds (value=process)
+	}
 	if k := ev.Action.Kind; k.ByClient() || k == ActTick {
 		return false // a client's own step, or a tick without an expiry in use
 	}
@@ -132,11 +154,17 @@ func Vacuity(p *Property, c *Coverage) string {
 		return ""
 	}
 	switch p.Name {
+	case "exclusive", "mutex":
+		// a late release that met its own client's next lock and left it
+		// alone (value=job) is the test these needed
+		if c.LateRelease {
+			return ""
+		}
 	case "no-lost-update":
 		// the storage's own faults put data safety to the test with the
 		// lock intact: a stale read, a failover that loses the highest
 		// token, a fencing counter that restarts empty
-		if c.Kinds&(1<<ActStaleRead|1<<ActStorageFailover|1<<ActCounterCrash) != 0 {
+		if c.Kinds&(1<<ActStaleRead|1<<ActStorageFailover|1<<ActCounterCrash) != 0 || c.LateRelease {
 			return ""
 		}
 	case "own-release":

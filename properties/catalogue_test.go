@@ -220,7 +220,8 @@ func TestSuiteCoversTheModel(t *testing.T) {
 func axisValues(d model.Design) []string {
 	return []string{"lock=" + d.Lock.String(), "acquire=" + d.Acquire.String(), "release=" + d.Release.String(),
 		"fence=" + d.Fence.String(), "storage=" + d.Storage.String(), "clock=" + d.Clock.String(),
-		"quorum=" + d.Quorum.String(), "check=" + d.Check.String(), "wait=" + d.Wait.String(), "tx=" + d.Tx.String()}
+		"quorum=" + d.Quorum.String(), "check=" + d.Check.String(), "wait=" + d.Wait.String(), "tx=" + d.Tx.String(),
+		"value=" + d.Value.String()}
 }
 
 // axisValue is the word of value i of an axis; out of range, it has a "(".
@@ -246,6 +247,8 @@ func axisValue(axis string, i int) string {
 		return model.WaitMode(i).String()
 	case "tx":
 		return model.TxMode(i).String()
+	case "value":
+		return model.ValueMode(i).String()
 	}
 	panic("unknown axis " + axis)
 }
