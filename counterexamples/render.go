@@ -84,8 +84,8 @@ func BoundsText(d model.Design, b explore.Bounds) string {
 	if b.Symmetry {
 		sym = "on"
 	}
-	return fmt.Sprintf("%s%s, horizon %d ticks, %d clients, fault budget: %s; symmetry %s",
-		steps, states, d.HorizonTicks, d.Clients, model.BudgetText(&d), sym)
+	return fmt.Sprintf("%s%s, horizon %d ticks, %s, fault budget: %s; symmetry %s",
+		steps, states, d.HorizonTicks, model.ClientsText(&d), model.BudgetText(&d), sym)
 }
 
 func plural(n int, one, many string) string {

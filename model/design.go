@@ -302,6 +302,7 @@ type Design struct {
 	SlowJobs      int // fault budget: jobs whose work takes SlowWorkTicks
 	SlowWorkTicks int // work ticks of a slow job
 	Crashes       int // fault budget: clients that crash for good
+	Restarts      int // fault budget: clients that crash and restart at once, running the crashed job again
 
 	Nodes         int // redlock: independent Redis nodes
 	DriftTicks    int // redlock / check=validity: clock drift allowance subtracted from validity
@@ -464,6 +465,7 @@ var intParams = []intParam{
 	{"slow", 0, MaxClients, 0, func(d *Design) *int { return &d.SlowJobs }, "fault budget: slow jobs per run"},
 	{"slow-work", 1, MaxWaitTicks, 12, func(d *Design) *int { return &d.SlowWorkTicks }, "work ticks of a slow job"},
 	{"crashes", 0, MaxClients, 0, func(d *Design) *int { return &d.Crashes }, "fault budget: client crashes per run"},
+	{"restarts", 0, 2, 0, func(d *Design) *int { return &d.Restarts }, "fault budget: a client crashes and its supervisor restarts it at once: a new process (a new lock value) runs the crashed job again"},
 	{"nodes", 3, MaxNodes, 5, func(d *Design) *int { return &d.Nodes }, "redlock: independent Redis nodes"},
 	{"drift", 0, 10, 1, func(d *Design) *int { return &d.DriftTicks }, "clock drift allowance in the validity (redlock, check=validity)"},
 	{"failovers", 0, 1, 1, func(d *Design) *int { return &d.Failovers }, "replica: fault budget of failovers"},

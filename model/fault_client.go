@@ -70,7 +70,7 @@ func crash(d *Design, s *State, i int) {
 		c.Flags = old.Flags & (FlagWrote | FlagStrayDel)
 		c.Marks = old.Marks
 	}
-	c.Job = old.Job
+	c.Job, c.Marks = old.Job, c.Marks|old.Marks&MarkRestarts
 	crashed(d, s, i, old)
 }
 
@@ -152,7 +152,7 @@ func hangActions(d *Design, s *State, i int, buf []Action) []Action {
 func hang(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	old := *c
-	*c = Client{Phase: PhaseCrashed, Flags: FlagHung, Job: old.Job}
+	*c = Client{Phase: PhaseCrashed, Flags: FlagHung, Job: old.Job, Marks: old.Marks & MarkRestarts}
 	crashed(d, s, i, old)
 	if d.Watchdog != WatchdogThread || !old.Believes() {
 		return

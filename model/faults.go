@@ -152,6 +152,9 @@ func BudgetText(d *Design) string {
 		crashes += placeNote(d.CrashAt)
 	}
 	faults := []string{pauses, slow, crashes}
+	if d.Restarts > 0 {
+		faults = append(faults, budgetWords(d.Restarts, "client restart", "client restarts")+" (a new process runs the job again)")
+	}
 	if d.Lock == LockReplica {
 		faults = append(faults, budgetWords(d.Failovers, "failover", "failovers"))
 	}

@@ -19,8 +19,8 @@ import "fmt"
 // before.
 
 // tracksValues reports whether the design's clients keep Job and Marks:
-// only designs with repeated jobs.
-func tracksValues(d *Design) bool { return d.Jobs > 1 }
+// only designs with repeated jobs or restarts.
+func tracksValues(d *Design) bool { return d.Jobs > 1 || d.Restarts > 0 }
 
 // firstPhase is the first step of a job: INCR (acquire=incr-before) or the
 // acquire.
@@ -36,10 +36,43 @@ func firstPhase(d *Design) Phase {
 // its last release, now marked as sent by an earlier job.
 func nextJob(d *Design, c *Client) {
 	old := *c
-	*c = Client{Phase: firstPhase(d), Flags: FlagStarted | old.Flags&(FlagOldSide|FlagStrayDel), Job: old.Job + 1, Cut: old.Cut, Group: old.Group, Stray: old.Stray}
+	*c = Client{Phase: firstPhase(d), Flags: FlagStarted | old.Flags&(FlagOldSide|FlagStrayDel), Job: old.Job + 1, Cut: old.Cut, Group: old.Group, Stray: old.Stray, Marks: old.Marks & MarkRestarts}
 	if old.Stray != 0 {
 		c.Marks = old.Marks | MarkStrayOld
 	}
+}
+
+// restartActions: client i crashes and is restarted at once (restarts=N),
+// while the budget lasts (the restarts used are counted in the clients'
+// marks). Not while a request of its own is in the network.
+func restartActions(d *Design, s *State, i int, buf []Action) []Action {
+	c := &s.Clients[i]
+	if c.Flags&FlagInFlight != 0 || c.Phase == PhaseArrive {
+		return buf
+	}
+	used := 0
+	for j := 0; j < d.Clients; j++ {
+		used += int(s.Clients[j].Marks&MarkRestarts) / int(MarkRestarted)
+	}
+	if used < d.Restarts {
+		buf = append(buf, Action{Kind: ActRestart, Client: uint8(i)})
+	}
+	return buf
+}
+
+// restart: client i's process dies and its supervisor starts it again at
+// once, as a work queue redelivers an unacknowledged task: a new process,
+// with a new lock value, runs the crashed job again from its acquire. The
+// crashed attempt's lock stays until it expires (its watchdog died with
+// it); a partition it was in, and the late copy of a release, outlive it.
+func restart(d *Design, s *State, i int) {
+	c := &s.Clients[i]
+	old := *c
+	*c = Client{Phase: firstPhase(d), Flags: FlagStarted | old.Flags&(FlagOldSide|FlagStrayDel), Job: old.Job, Cut: old.Cut, Group: old.Group, Stray: old.Stray, Marks: old.Marks + MarkRestarted}
+	if old.Stray != 0 {
+		c.Marks |= MarkStrayOld | MarkStrayProc
+	}
+	crashed(d, s, i, old)
 }
 
 // straySent marks client c's release held past its timeout: the key it set
@@ -94,21 +127,54 @@ func (d Design) jobsApply() error {
 	if d.Jobs > 1 && d.Delays > 0 && d.TimeoutTicks > 0 && (d.DelayAt == PlaceAny || d.DelayAt == PlaceWrite) {
 		return designErr("design parameter jobs=%d with delays and timeout: a late first copy of a write would outlive its job, which is not modelled; set delay-at=release (or another request than the write)", d.Jobs)
 	}
+	if d.Restarts > 0 && d.Delays > 0 && d.TimeoutTicks > 0 && (d.DelayAt == PlaceAny || d.DelayAt == PlaceWrite) {
+		return designErr("design parameter restarts with delays and timeout: a late first copy of a write would outlive its process, which is not modelled; set delay-at=release (or another request than the write)")
+	}
+	if d.Restarts > 0 && d.Lock == LockZooKeeper {
+		return designErr("design parameter restarts does not apply to lock zookeeper: the crashed process's node lives on in its session beside the new process's, which is not modelled (use crashes)")
+	}
 	return nil
 }
 
 // TotalJobs is how many jobs the design's clients run between them.
 func TotalJobs(d *Design) int { return d.Clients * d.Jobs }
 
+// restartedAttempts counts the jobs of the run's history that a restart
+// cut short: each is run again, so it adds to the jobs of the design.
+func (r *Run) restartedAttempts() int {
+	n := 0
+	for _, j := range r.History {
+		if j.ReturnSeq > 0 && r.Steps[j.ReturnSeq-1].Action.Kind == ActRestart {
+			n++
+		}
+	}
+	return n
+}
+
 // Words.
 
-// jobValue is the value client i writes into the key in its job job+1:
-// LockValue(i), followed by the job's number for a later job's own value.
-func jobValue(d *Design, i int, job uint8) string {
-	if job == 0 || d.Value == ValueProcess {
-		return LockValue(i)
+// ClientsText is "3 clients", or with repeated jobs "2 clients × 2 jobs
+// (a lock value per job)".
+func ClientsText(d *Design) string {
+	s := fmt.Sprintf("%d clients", d.Clients)
+	if d.Jobs > 1 {
+		s += fmt.Sprintf(" × %d jobs (a lock value per %s)", d.Jobs, d.Value)
 	}
-	return fmt.Sprintf("%s/%d", LockValue(i), job+1)
+	return s
+}
+
+// jobValue is the value client i (in state c) writes into the key:
+// LockValue(i), followed by the process's number after a restart ("-p2")
+// and the job's number for a later job's own value ("/2").
+func jobValue(d *Design, i int, c *Client) string {
+	v := LockValue(i)
+	if r := c.Marks & MarkRestarts / MarkRestarted; r > 0 {
+		v += fmt.Sprintf("-p%d", r+1)
+	}
+	if c.Job > 0 && d.Value == ValueJob {
+		v += fmt.Sprintf("/%d", c.Job+1)
+	}
+	return v
 }
 
 // jobNote is "; job 2 begins" after a step that ended a job and started
@@ -119,6 +185,18 @@ func jobNote(st *StepRecord) string {
 		return ""
 	}
 	return fmt.Sprintf("; its job %d begins", st.After.Clients[i].Job+1)
+}
+
+func describeRestart(d *Design, st *StepRecord) string {
+	i := int(st.Action.Client)
+	s := "crashes; its supervisor restarts it at once: a new process, with a new lock value, runs the job again"
+	switch {
+	case HoldsLock(d, &st.Before, i) && d.Lock != LockRedlock && st.Before.Nodes[0].Exp == 0:
+		s += "; its old key has no expiry: it stays for ever"
+	case HoldsLock(d, &st.Before, i):
+		s += "; its old lock stays until it expires"
+	}
+	return s
 }
 
 // describeLateOwn tells a late release meeting its own client's lock of a

@@ -204,7 +204,7 @@ func unreachable(s *State, i int, ev *Event) {
 func describeKeyAcquire(d *Design, st *StepRecord) string {
 	ev := &st.Event
 	i := int(st.Action.Client)
-	value := jobValue(d, i, st.Before.Clients[i].Job)
+	value := jobValue(d, i, &st.Before.Clients[i])
 	cmd := fmt.Sprintf("SET %s %s NX PX %d", LockKey, value, d.TTLTicks*1000)
 	if d.Acquire == AcquireSetExpire {
 		cmd = fmt.Sprintf("SET %s %s NX", LockKey, value)

@@ -79,6 +79,9 @@ func TestBadDesignNames(t *testing.T) {
 		"redis/cad/none/plain,jobs=2,delays=1,timeout=3":                             "a late first copy of a write would outlive its job",
 		"redis/cad/none/plain,jobs=9":                                                "jobs=\"9\": want a whole number from 1 to 8",
 		"redis/cad/none/plain,value=thread":                                          `unknown value "thread"`,
+		"zookeeper/cad/none/plain,restarts=1":                                        "restarts does not apply to lock zookeeper",
+		"redis/cad/none/plain,restarts=1,delays=1,timeout=3":                         "a late first copy of a write would outlive its process",
+		"redis/cad/none/plain,restarts=3":                                            "restarts=\"3\": want a whole number from 0 to 2",
 	}
 	for name, want := range cases {
 		_, err := ParseDesign(name)
@@ -96,7 +99,8 @@ func FuzzParseDesign(f *testing.F) {
 		"redis/cad/rw/max-token,storage-failovers=1", "redis/cad/none/cas,stale-reads=2", "db/cad/none/plain,stale-reads=1", "redis/cad/rw/max-token,storage-failovers=2",
 		"redlock/cad/rw/max-token,counter=external,counter-crashes=1", "db/cad/write/cond-update,tx=outside,counter=external", "redlock/cad/none/plain,counter=service", "redlock/cad/none/plain,renew=3,quorum=all", "redis/cad/none/plain,lock-delay=8", "etcd/cad/none/plain,lock-delay=5,renew=3", "zookeeper/cad/none/plain,lock-delay=3",
 		"redis/cad/none/plain,watchdog=thread,renew=3,hangs=1", "redis/cad/none/plain,watchdog=thread", "redis/cad/none/plain,hangs=1",
-		"redis/cad/none/plain,value=process,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "redis/cad/none/plain,jobs=3", "etcd/cad/none/plain,jobs=2,value=job", "redis/cad/none/plain,jobs=2,value=process"} {
+		"redis/cad/none/plain,value=process,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "redis/cad/none/plain,jobs=3", "etcd/cad/none/plain,jobs=2,value=job", "redis/cad/none/plain,jobs=2,value=process",
+		"redis/cad/none/plain,acquire=set-expire,clients=2,pauses=0,restarts=1", "db/cad/none/plain,restarts=2", "zookeeper/cad/none/plain,restarts=1", "redis/cad/none/plain,jobs=3,restarts=2,delays=1,timeout=2,delay-at=release"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
@@ -119,7 +123,7 @@ func FuzzParseScenario(f *testing.F) {
 		text, _ := scenarioFiles.ReadFile("scenarios/demo" + string(rune('0'+n)) + ".txt")
 		f.Add(string(text))
 	}
-	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "late-release-process", "late-release-job"} {
+	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "late-release-process", "late-release-job", "restart", "restart-set-expire"} {
 		text, _ := scenarioFiles.ReadFile("scenarios/" + n + ".txt")
 		f.Add(string(text))
 	}

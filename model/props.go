@@ -97,7 +97,8 @@ func believers(d *Design, s *State) int {
 }
 
 // stuck: some live client can never get the lock: a key with no expiry
-// whose holder will never release it (done or crashed), or (wait=notify)
+// whose holder will never release it (done or crashed, or restarted and
+// waiting on it), or (wait=notify)
 // no key at all while every live client sleeps until a release that nobody
 // will make. Sessions (ZooKeeper) and idle timeouts (db) always free a lock.
 func stuck(d *Design, s *State) bool {
@@ -115,11 +116,21 @@ func stuck(d *Design, s *State) bool {
 	}
 	for k := 0; k < lockNodes(d); k++ {
 		n := &s.Nodes[k]
-		if n.Owner != 0 && n.Exp == 0 && !s.Clients[n.Owner-1].Live() {
+		if n.Owner != 0 && n.Exp == 0 && (!s.Clients[n.Owner-1].Live() || forgotten(d, s, int(n.Owner-1))) {
 			return true
 		}
 	}
 	return d.Wait == WaitNotify && s.Nodes[0].Owner == 0 && allWaiting
+}
+
+// forgotten reports whether client i, live, holds a key it does not know
+// of: it is back at its acquire with no reply on its way, so the key is an
+// earlier process's or job's (restarts, jobs=N), and it waits on it like
+// everyone else.
+func forgotten(d *Design, s *State, i int) bool {
+	c := &s.Clients[i]
+	return tracksValues(d) && d.Lock != LockRedlock && (c.Phase == PhaseAcquire || c.Phase == firstPhase(d)) &&
+		c.Flags&(FlagBelieves|FlagReply|FlagInFlight) == 0
 }
 
 // PropertyByName finds a property.

@@ -104,6 +104,8 @@ func describeClientStep(d *Design, st *StepRecord) string {
 		return describeHang(d, st)
 	case ActCrash:
 		return describeCrash(&st.Before.Clients[a.Client])
+	case ActRestart:
+		return describeRestart(d, st)
 	case ActDelay:
 		return describeDelay(d, st, a.Arg)
 	case ActLose:
@@ -247,7 +249,7 @@ func letters(d *Design, mask uint8, none string) string {
 func RenderSummary(r *Run) string {
 	var b strings.Builder
 	ok, failed := r.Outcomes()
-	jobs := TotalJobs(&r.Design)
+	jobs := TotalJobs(&r.Design) + r.restartedAttempts()
 	others := jobs - ok - failed
 	fmt.Fprintf(&b, "counter %d; %s accepted by the storage; of %d jobs: %d ok, %d failed", r.Final.Store.Counter,
 		plural(int(r.Final.Store.Accepted), "write", "writes"), jobs, ok, failed)

@@ -253,7 +253,7 @@ func recordJob(d *Design, open []int, hist *[]Job, st *StepRecord) {
 		if ev.Flags&EvGiveUp != 0 {
 			end(OutcomeFailed)
 		}
-	case ActCrash, ActHang:
+	case ActCrash, ActHang, ActRestart:
 		switch c := &st.Before.Clients[i]; {
 		case j == nil || c.Phase == PhaseArrive:
 		case c.Stray != 0: // the first copy of its write is still on its way

@@ -51,6 +51,8 @@ const (
 	MarkStrayKey  uint8 = 1 << iota // the key it set last was set by the job that sent its stray release
 	MarkStrayOld                    // it has moved on since its stray was sent (a next job, a restart)
 	MarkStrayProc                   // it has restarted since its stray was sent: a new process, a new value
+	MarkRestarted                   // restarts=N: the times it restarted (two bits, counts the restarts used)
+	MarkRestarts  = 3 * MarkRestarted
 )
 
 // Client is one client process and its job. All fields are bytes or

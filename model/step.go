@@ -39,6 +39,7 @@ const (
 	ActStaleRead                         // fault: the client's read is served by the storage's lagging replica
 	ActCounterCrash                      // fault: the external fencing counter's node crashes and restarts empty
 	ActHang                              // fault: the client's worker hangs for good; a watchdog thread of its own (watchdog=thread) goes on renewing
+	ActRestart                           // fault: the client crashes and restarts at once, a new process running its job again
 	numActionKinds
 )
 
@@ -91,6 +92,7 @@ var actionTable = [numActionKinds]actionFacts{
 	ActStaleRead:       {"stale-read", true, true, argNone},
 	ActCounterCrash:    {"counter-crash", false, true, argNone},
 	ActHang:            {"hang", true, true, argNone},
+	ActRestart:         {"restart", true, true, argNone},
 }
 
 func (k ActionKind) String() string {
@@ -383,6 +385,9 @@ func Actions(d *Design, s *State, buf []Action) []Action {
 			if d.Hangs > 0 {
 				buf = hangActions(d, s, i, buf)
 			}
+			if d.Restarts > 0 {
+				buf = restartActions(d, s, i, buf)
+			}
 		}
 		if d.Partitions > 0 {
 			buf = partitionActions(d, s, i, buf) // a client may be cut off before it starts
@@ -478,6 +483,8 @@ func StepTo(d *Design, s *State, a Action, ev *Event) {
 		skew(d, s, int(a.Client))
 	case ActHang:
 		hang(d, s, int(a.Client), ev)
+	case ActRestart:
+		restart(d, s, int(a.Client))
 	case ActArrive:
 		arrive(d, s, int(a.Client), ev)
 	case ActStorageSync:
@@ -710,7 +717,7 @@ func finishJob(d *Design, c *Client, ev *Event) {
 	if c.Stray != 0 { // the first copy of a resent request is still on its way
 		*c = Client{Phase: PhaseDone, Token: c.Token, Read: c.Read, Version: c.Version, Stray: c.Stray, Flags: c.Flags & (FlagWrote | FlagStrayDel), Job: c.Job, Marks: c.Marks}
 	} else {
-		*c = Client{Phase: PhaseDone, Job: c.Job}
+		*c = Client{Phase: PhaseDone, Job: c.Job, Marks: c.Marks & MarkRestarts}
 	}
 }
 

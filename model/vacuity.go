@@ -173,7 +173,7 @@ func Vacuity(p *Property, c *Coverage) string {
 		}
 		return "no lock expired or was lost while held and no release reached another's lock"
 	case "progress":
-		if c.Kinds&(1<<ActCrash|1<<ActHang) != 0 {
+		if c.Kinds&(1<<ActCrash|1<<ActHang|1<<ActRestart) != 0 {
 			return ""
 		}
 		return "no lock expired or was lost while held and no client crashed"

@@ -51,6 +51,7 @@ func TestLoadErrors(t *testing.T) {
 		{"design redis/cad/none/plain,partitions=1\nA acquire\n", "not played for real"},
 		{"design redis/cad/none/plain,jumps=1\nA acquire\n", "clock jumps are not played"},
 		{"design redis/cad/none/plain,jobs=2\nA acquire\n", "repeated jobs are not played"},
+		{"design redis/cad/none/plain,restarts=1\nA acquire\n", "client restarts are not played"},
 		{"lockcheck counterexample\ndesign: nonsense\n", "x.txt:2"},
 	} {
 		_, err := Load("x.txt", c.text)

@@ -241,6 +241,9 @@ func Playable(d *model.Design) error {
 	if d.Jobs > 1 {
 		return fmt.Errorf("design %s: repeated jobs are not played for real yet (a real client runs one job); set jobs=1", d.Name())
 	}
+	if d.Restarts > 0 {
+		return fmt.Errorf("design %s: client restarts are not played for real yet; set restarts=0", d.Name())
+	}
 	if d.LockDelayTicks > 0 {
 		return fmt.Errorf("design %s: lock-delay is a lock-server feature (Chubby) that Redis and etcd do not have; set lock-delay=0", d.Name())
 	}

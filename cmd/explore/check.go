@@ -524,9 +524,12 @@ type checkBoundsJSON struct {
 	DelayAt        string `json:"delay_at"`
 	LoseAt         string `json:"lose_at"`
 	CrashAt        string `json:"crash_at"`
-	MaxStates      int    `json:"max_states"`    // 0: no limit
-	MaxMemoryMB    int64  `json:"max_memory_mb"` // 0: no limit
-	BitstateBits   int    `json:"bitstate_bits"` // log2 of a bitstate search's bit array; 0: exact search
+	Jobs           int    `json:"jobs,omitempty"`     // jobs per client, when more than one
+	Value          string `json:"value,omitempty"`    // the lock value per job or per process, with jobs
+	Restarts       int    `json:"restarts,omitempty"` // client restarts
+	MaxStates      int    `json:"max_states"`         // 0: no limit
+	MaxMemoryMB    int64  `json:"max_memory_mb"`      // 0: no limit
+	BitstateBits   int    `json:"bitstate_bits"`      // log2 of a bitstate search's bit array; 0: exact search
 	Symmetry       bool   `json:"symmetry"`
 	First          bool   `json:"first"`
 }
@@ -618,6 +621,10 @@ func writeCheckJSON(w io.Writer, a *checkArgs, rep *explore.Report, violated []e
 		Coverage: checkCovJSON{FaultsUsed: resultFaults(explore.Result{}, rep), LockLostWhileHeld: rep.Coverage.LockLost},
 		Files:    files,
 	}
+	if d.Jobs > 1 {
+		out.Bounds.Jobs, out.Bounds.Value = d.Jobs, d.Value.String()
+	}
+	out.Bounds.Restarts = d.Restarts
 	for _, r := range rep.Results {
 		res := checkResJSON{Property: r.Property, Expect: r.Expect.String(), Status: string(r.Status), Verdict: statusText(r, rep), Vacuous: r.Vacuous != "", Vacuity: r.Vacuous, Faults: resultFaults(r, rep)}
 		if r.Trace != nil {
