@@ -100,6 +100,9 @@ var Entries = []Entry{
 	// repeated jobs: a late release meets its own client's next lock
 	{"redis/cad/none/plain,value=process,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "one lock value per process: a late release deletes its own client's next lock"},
 	{"redis/cad/none/plain,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "a lock value per job: the late release leaves the next lock alone"},
+	// fairness with repeated jobs: who gets the lock next
+	{"redis/cad/none/plain,clients=2,jobs=2,pauses=0", "polling: one client takes the lock job after job while another waits (starvation seen)"},
+	{"zookeeper/cad/none/plain,clients=2,jobs=2,pauses=0", "ZooKeeper's queue serves the waiter first: no starvation"},
 	// clients that crash and are restarted at once, running the job again
 	{"redis/cad/none/plain,clients=2,pauses=0,restarts=1", "a restarted client runs its job again once its dead process's lock expires"},
 	{"redis/cad/none/plain,acquire=set-expire,clients=2,pauses=0,restarts=1", "a restart between SET NX and EXPIRE: the new process waits on its dead process's key for ever"},

@@ -21,7 +21,7 @@ func Check(cfg Config) (*Report, error) {
 	}
 	props := cfg.Properties
 	if props == nil {
-		props = model.Properties
+		props = model.PropertiesFor(&d)
 	}
 	for _, p := range props {
 		if p.Bad == nil {

@@ -85,7 +85,7 @@ func Simulate(cfg SimConfig) (*SimReport, error) {
 	}
 	props := cfg.Properties
 	if props == nil {
-		props = model.Properties
+		props = model.PropertiesFor(&d)
 	}
 	if cfg.From < 0 || cfg.To < cfg.From || cfg.To > MaxSimRuns || cfg.Depth < 1 || cfg.Depth > MaxSimDepth {
 		return nil, fmt.Errorf("explore: simulation runs %d…%d, depth %d out of range", cfg.From, cfg.To, cfg.Depth)

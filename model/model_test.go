@@ -123,7 +123,7 @@ func FuzzParseScenario(f *testing.F) {
 		text, _ := scenarioFiles.ReadFile("scenarios/demo" + string(rune('0'+n)) + ".txt")
 		f.Add(string(text))
 	}
-	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "late-release-process", "late-release-job", "restart", "restart-set-expire"} {
+	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "late-release-process", "late-release-job", "restart", "restart-set-expire", "starvation"} {
 		text, _ := scenarioFiles.ReadFile("scenarios/" + n + ".txt")
 		f.Add(string(text))
 	}

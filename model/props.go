@@ -78,6 +78,55 @@ var Properties = []Property{
 		}},
 }
 
+// Starvation is fairness, as a witness: with repeated jobs (jobs ≥ 2), a
+// state in which a client still waits for its first lock (it has tried,
+// it is live, it never held the lock: it is in its first job, at its
+// acquire, with no grant on its way) while another client has finished
+// every one of its jobs, that is, took the lock jobs times while the first
+// waited. Every client starts at t=1, so the waiter has waited since the
+// start. It is a Sometimes property, liveness and not safety: seen means
+// the lock let one client in again and again while another waited (Redis
+// polling, a pub/sub wake-up race); not seen, within the bounds, means no
+// schedule does (ZooKeeper's queue is first come, first served). It is
+// checked only on designs with jobs ≥ 2 (PropertiesFor); the search is
+// bounded by the horizon, so "for ever" means "while the others finished
+// all their jobs".
+var Starvation = Property{"starvation", Sometimes,
+	"a client still waits for its first lock while another has finished all its jobs (jobs ≥ 2)",
+	func(d *Design, s *State, ev *Event) bool { return starved(d, s) >= 0 }}
+
+// starved is a client that waits for its first lock while another has
+// finished all its jobs, or -1.
+func starved(d *Design, s *State) int {
+	if d.Jobs < 2 {
+		return -1
+	}
+	done := false
+	for i := 0; i < d.Clients && !done; i++ {
+		done = s.Clients[i].Phase == PhaseDone
+	}
+	if !done {
+		return -1
+	}
+	for i := 0; i < d.Clients; i++ {
+		c := &s.Clients[i]
+		if c.Job == 0 && c.Flags&FlagStarted != 0 && (c.Phase == PhaseAcquire || c.Phase == firstPhase(d)) &&
+			c.Flags&(FlagBelieves|FlagReply) == 0 && c.Marks&MarkRestarts == 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// PropertiesFor is every property that applies to design d: Properties,
+// and Starvation when its clients run several jobs each.
+func PropertiesFor(d *Design) []Property {
+	if d.Jobs < 2 {
+		return Properties
+	}
+	return append(append([]Property(nil), Properties...), Starvation)
+}
+
 // believers counts the clients that believe they hold the lock and are
 // still inside their critical section. Belief starts only when the service
 // grants the lock (an acquire's reply, a Redlock quorum, the lowest
@@ -133,9 +182,9 @@ func forgotten(d *Design, s *State, i int) bool {
 		c.Flags&(FlagBelieves|FlagReply|FlagInFlight) == 0
 }
 
-// PropertyByName finds a property.
+// PropertyByName finds a property (Starvation too).
 func PropertyByName(name string) (Property, bool) {
-	for _, p := range Properties {
+	for _, p := range append(Properties[:len(Properties):len(Properties)], Starvation) {
 		if p.Name == name {
 			return p, true
 		}
@@ -143,13 +192,22 @@ func PropertyByName(name string) (Property, bool) {
 	return Property{}, false
 }
 
-// PropertyNames lists the names, in order.
+// PropertyNames lists the names, in order, Starvation last.
 func PropertyNames() []string {
-	names := make([]string, len(Properties))
-	for i, p := range Properties {
-		names[i] = p.Name
+	names := make([]string, 0, len(Properties)+1)
+	for _, p := range Properties {
+		names = append(names, p.Name)
 	}
-	return names
+	return append(names, Starvation.Name)
+}
+
+// ParsePropertiesFor is ParseProperties for design d: "" and "all" give
+// PropertiesFor(d).
+func ParsePropertiesFor(d *Design, list string) ([]Property, error) {
+	if l := strings.TrimSpace(list); l == "" || l == "all" {
+		return PropertiesFor(d), nil
+	}
+	return ParseProperties(list)
 }
 
 // ParseProperties reads a comma-separated list of property names ("" or

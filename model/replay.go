@@ -99,9 +99,10 @@ func Replay(d *Design, trace []Action) (*Run, error) {
 	for i := range open {
 		open[i] = -1
 	}
-	found := make([]bool, len(Properties))
+	props := PropertiesFor(d)
+	found := make([]bool, len(props))
 	check := func(st *State, ev *Event, seq int) {
-		for i, p := range Properties {
+		for i, p := range props {
 			if !found[i] && p.Bad(d, st, ev) {
 				found[i] = true
 				r.Found = append(r.Found, Violation{p.Name, seq})
@@ -141,7 +142,7 @@ func Replay(d *Design, trace []Action) (*Run, error) {
 	r.Timeline = tl.rows
 	// sort Found by property order, for a stable report
 	sorted := r.Found[:0:0]
-	for _, p := range Properties {
+	for _, p := range props {
 		for _, v := range r.Found {
 			if v.Property == p.Name {
 				sorted = append(sorted, v)

@@ -36,9 +36,11 @@ type Expectations struct {
 	Claims [][2]string // key, value
 }
 
-// expect keys: accepted counts the writes the storage accepted, failed the
-// jobs whose read or write was refused (or that gave up).
-var expectKeys = []string{"violated", "holds", "counter", "accepted", "failed"}
+// expect keys: violated and holds name always-properties, seen and unseen
+// sometimes-properties (witnesses); accepted counts the writes the storage
+// accepted, failed the jobs whose read or write was refused (or that gave
+// up).
+var expectKeys = []string{"violated", "holds", "seen", "unseen", "counter", "accepted", "failed"}
 
 // maxScenarioSteps bounds a scenario so that a hostile file cannot make the
 // parser allocate without limit.
@@ -152,7 +154,7 @@ func parseExpect(text string) (Expectations, error) {
 			return e, fmt.Errorf("expect %q: want key=value with keys %s", clip(f), strings.Join(expectKeys, ", "))
 		}
 		switch k {
-		case "violated", "holds":
+		case "violated", "holds", "seen", "unseen":
 			for _, p := range strings.Split(v, ",") {
 				if _, ok := PropertyByName(p); !ok {
 					return e, fmt.Errorf("expect %s: unknown property %q (allowed: %s)", k, clip(p), strings.Join(PropertyNames(), ", "))
@@ -186,6 +188,13 @@ func (sc *Scenario) CheckExpect(r *Run) []string {
 					_, vio := r.Violated(p)
 					if vio != (k == "violated") {
 						bad = append(bad, fmt.Sprintf("line %d: expected %s %s", e.Line, p, map[bool]string{true: "violated", false: "to hold"}[k == "violated"]))
+					}
+				}
+				continue
+			case "seen", "unseen":
+				for _, p := range strings.Split(v, ",") {
+					if _, saw := r.Violated(p); saw != (k == "seen") {
+						bad = append(bad, fmt.Sprintf("line %d: expected %s %s", e.Line, p, map[bool]string{true: "seen", false: "not seen"}[k == "seen"]))
 					}
 				}
 				continue

@@ -126,7 +126,7 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 		return a, false, usage, err
 	}
 	a.design = d
-	if a.props, err = model.ParseProperties(*props); err != nil {
+	if a.props, err = model.ParsePropertiesFor(&d, *props); err != nil {
 		return a, false, usage, err
 	}
 	for _, n := range []struct {

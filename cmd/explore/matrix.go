@@ -21,7 +21,8 @@ func init() {
 }
 
 // matrixColumns are the matrix's property columns, grouped as the seed's
-// last table: lock safety, data safety, liveness.
+// last table: lock safety, data safety, liveness; then fairness, a
+// sometimes-witness of designs with repeated jobs (model.Starvation).
 var matrixColumns = []struct{ name, group string }{
 	{"exclusive", "lock"},
 	{"mutex", "lock"},
@@ -29,6 +30,7 @@ var matrixColumns = []struct{ name, group string }{
 	{"no-lost-update", "data"},
 	{"linearizable", "data"},
 	{"progress", "liveness"},
+	{"starvation", "fairness"},
 }
 
 type matrixCell struct {
@@ -139,10 +141,16 @@ func matrixVerdict(d *model.Design, rep *explore.Report, name, dir string) (matr
 		prop = "no-lost-update"
 	}
 	res, ok := rep.Result(prop)
+	if !ok && name == model.Starvation.Name {
+		return matrixCell{Property: name, Status: "not applicable"}, nil // one job per client
+	}
 	if !ok {
 		return matrixCell{}, fmt.Errorf("no result for %s", prop)
 	}
 	cell := matrixCell{Property: name, Status: string(res.Status), Vacuous: res.Vacuous != "", Vacuity: res.Vacuous}
+	if res.Status == explore.Seen {
+		cell.Length = len(res.Trace)
+	}
 	if res.Status != explore.Violated {
 		return cell, nil
 	}
@@ -179,8 +187,8 @@ func fileExists(p string) bool {
 }
 
 func writeMatrixMarkdown(w io.Writer, rows []matrixRow) {
-	fmt.Fprintln(w, "| design | what it shows | exclusive | mutex | own-release | no-lost-update | linearizable | progress | faults used | states |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---:|")
+	fmt.Fprintln(w, "| design | what it shows | exclusive | mutex | own-release | no-lost-update | linearizable | progress | starvation | faults used | states |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---:|")
 	for _, r := range rows {
 		fmt.Fprintf(w, "| `%s` | %s |", r.Design, r.Why)
 		for _, c := range r.Cells {
@@ -195,7 +203,8 @@ func writeMatrixMarkdown(w io.Writer, rows []matrixRow) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "holds: no reachable state within the design's horizon and fault budget breaks it; holds, vacuously: it holds, but no lock ever expired or was lost while held")
 	fmt.Fprintln(w, "(own-release: nor did a release reach another's lock; progress: nor did a client crash), so the faults never put it to the test; ✗ N: violated, shortest counterexample N steps;")
-	fmt.Fprintln(w, "lock safety = exclusive, mutex, own-release; data safety = no-lost-update, linearizable (porcupine, on the shortest counterexample); liveness = progress.")
+	fmt.Fprintln(w, "lock safety = exclusive, mutex, own-release; data safety = no-lost-update, linearizable (porcupine, on the shortest counterexample); liveness = progress;")
+	fmt.Fprintln(w, "fairness = starvation, a witness and not a verdict (jobs ≥ 2 only; –: one job per client): seen N: in N steps a client still waits for its first lock while another has finished all its jobs; not seen: no schedule within the bounds does that.")
 }
 
 func cellText(c matrixCell) string {
@@ -210,6 +219,10 @@ func cellText(c matrixCell) string {
 			return "holds, vacuously"
 		}
 		return "holds"
+	case explore.Seen:
+		return fmt.Sprintf("seen %d", c.Length)
+	case "not applicable":
+		return "–"
 	}
 	return c.Status
 }

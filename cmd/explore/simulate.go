@@ -93,7 +93,7 @@ func parseSimArgs(args []string) (a simArgs, help bool, usage string, err error)
 	if err != nil {
 		return a, false, usage, err
 	}
-	if a.props, err = model.ParseProperties(*props); err != nil {
+	if a.props, err = model.ParsePropertiesFor(&d, *props); err != nil {
 		return a, false, usage, err
 	}
 	if *runs < 1 || *runs > 1_000_000_000 {
