@@ -221,6 +221,8 @@ func cellText(c matrixCell) string {
 		return "holds"
 	case explore.Seen:
 		return fmt.Sprintf("seen %d", c.Length)
+	case explore.NotSeen:
+		return "not seen"
 	case "not applicable":
 		return "–"
 	}
