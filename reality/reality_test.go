@@ -330,7 +330,7 @@ var counterexampleFeatures = []string{"own-release", "wait-notify", "set-expire"
 // that real runs do not play yet (partitions, lost replies and resends,
 // client clocks, delays of requests other than writes).
 func unplayedFault(name string) bool {
-	for _, w := range []string{"partition", "losses", "timeout", "client-jump", "delay-at-acquire"} {
+	for _, w := range []string{"partition", "losses", "timeout", "client-jump", "delay-at-acquire", "restarts", "jobs-"} {
 		if strings.Contains(name, w) {
 			return true
 		}
