@@ -91,10 +91,16 @@ func (p Packing) Fingerprint(s *State) (uint64, bool) {
 	if i == p.clients { // whole blocks: hash the rest in place
 		return hashBytesFrom(b[nodesOff:], h), ok
 	}
-	var tail [16 + stateSize - nodesOff]byte // a partial client block, then the rest
-	n := copy(tail[:], b[i:p.clients])
-	n += copy(tail[n:], b[nodesOff:])
-	return hashBytesFrom(tail[:n], h), ok
+	// a partial client block: completed from the start of the rest, which
+	// is then hashed in place (the same hash as over the two joined)
+	var blk [16]byte
+	n := copy(blk[:], b[i:p.clients])
+	rest := b[nodesOff:]
+	k := copy(blk[n:], rest)
+	if n+k < 16 {
+		return hashBytesFrom(blk[:n+k], h), ok
+	}
+	return hashBytesFrom(rest[k:], hashBlock(blk[:], h)), ok
 }
 
 const hashSeed = uint64(0x9E3779B97F4A7C15)
