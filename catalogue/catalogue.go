@@ -43,6 +43,8 @@ var Entries = []Entry{
 	{"redis/cad/none/plain,delay-at=write,pauses=0,delays=1", "a write held in the network (up to ttl+work+3 ticks)"},
 	{"redis/cad/rw/max-token,pauses=0,node-crashes=1", "the Redis node restarts empty: tokens repeat"},
 	{"redis/cad/rw/max-token,pauses=0,node-crashes=1,persist=1", "the Redis node restarts from disk"},
+	{"redis/cad/rw/max-token,pauses=0,node-crashes=1,persist=1,fsync=1", "appendfsync everysec: the last second's key and INCR are lost, the token repeats, an update is lost"},
+	{"redis/cad/rw/cond-update,pauses=0,node-crashes=1,persist=1,fsync=1", "everysec with strictly greater tokens: two holders, no update lost"},
 	{"redis/cad/none/plain,pauses=0,jumps=1,jump=10", "the Redis node's clock jumps 10 ticks"},
 	{"redis/cad/none/plain,clock=free,horizon=20,pauses=0", "time may pass at any moment (no urgency)"},
 	{"redis/cad/none/plain,reenter=nx,pauses=0", "a nested SET NX waits on its own key: no fault, no ✗, a lost update"},

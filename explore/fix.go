@@ -744,6 +744,16 @@ var knobs = []knob{
 			}
 			return 1, "no persistence on the lock nodes"
 		}),
+	intKnob("fsync", func(d *model.Design) *int { return &d.FsyncTicks },
+		func(c int, d *model.Design) []int {
+			if c == 0 {
+				return nil // fsyncing less often is never a fix
+			}
+			return []int{0}
+		},
+		func(d *model.Design, from, to int) (int, string) {
+			return 2, fmt.Sprintf("fsync the lock node's append-only file on every write (appendfsync always: every write waits for the disk) instead of every %d ticks", from)
+		}),
 	intKnob("restart", func(d *model.Design) *int { return &d.RestartTicks },
 		func(c int, d *model.Design) []int { return []int{d.TTLTicks, 2 * d.TTLTicks} },
 		func(d *model.Design, from, to int) (int, string) {

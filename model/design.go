@@ -310,6 +310,7 @@ type Design struct {
 	NodeCrashes   int // fault budget: lock-node crashes (redis, redlock)
 	RestartTicks  int // a crashed node comes back after this many ticks (0: at once)
 	Persist       int // 1: a crashed node keeps its keys (AOF fsync always); 0: it loses them
+	FsyncTicks    int // persist=1: the append-only file is fsynced every N ticks (1: everysec); 0: every write (always)
 	ClockJumps    int // fault budget: a lock node's clock jumps forward (redis, replica, redlock)
 	JumpTicks     int // how far a clock jumps
 	RenewTicks    int // watchdog / keep-alive: extend the TTL every k ticks (0: no renewal)
@@ -472,6 +473,7 @@ var intParams = []intParam{
 	{"node-crashes", 0, 2, 0, func(d *Design) *int { return &d.NodeCrashes }, "fault budget: lock-node crashes (redis, replica primary, redlock)"},
 	{"restart", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.RestartTicks }, "ticks a crashed node stays down"},
 	{"persist", 0, 1, 0, func(d *Design) *int { return &d.Persist }, "1: a crashed node keeps its keys and fence counter"},
+	{"fsync", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.FsyncTicks }, "persist=1: the append-only file is fsynced every N ticks (1: appendfsync everysec), a crash loses the writes since (the key and the fence counter apart); 0: every write (appendfsync always)"},
 	{"jumps", 0, 2, 0, func(d *Design) *int { return &d.ClockJumps }, "fault budget: lock-node clock jumps (redis, replica, redlock)"},
 	{"jump", 1, MaxWaitTicks, 5, func(d *Design) *int { return &d.JumpTicks }, "ticks a node's clock jumps forward"},
 	{"renew", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.RenewTicks }, "watchdog/keep-alive: extend the TTL every k ticks (0: none)"},
@@ -502,6 +504,7 @@ var kindParams = map[string][]LockKind{
 	"node-crashes": {LockRedis, LockReplica, LockRedlock},
 	"restart":      {LockRedis, LockReplica, LockRedlock},
 	"persist":      {LockRedis, LockReplica, LockRedlock},
+	"fsync":        {LockRedis, LockReplica},
 	"jumps":        {LockRedis, LockReplica, LockRedlock},
 	"jump":         {LockRedis, LockReplica, LockRedlock},
 	"renew":        {LockRedis, LockReplica, LockEtcd, LockRedlock},

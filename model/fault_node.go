@@ -1,6 +1,9 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // fault_node.go: faults of a lock node, each drawn from its budget: a crash
 // (losing its keys and fence counter unless persist=1; back at once or after
@@ -26,9 +29,12 @@ func nodeCrash(d *Design, s *State, k int, ev *Event) {
 	s.NodeCrashed++
 	n := &s.Nodes[k]
 	ev.Other = n.Owner
-	if d.Persist == 0 {
+	switch {
+	case d.Persist == 0:
 		n.Owner, n.Exp = 0, 0
 		n.Fence = uint16(d.FirstToken - 1)
+	case d.FsyncTicks > 0:
+		reload(s, n, &s.Nodes[diskNode(d)])
 	}
 	if d.RestartTicks > 0 {
 		n.Back = s.Now + uint8(d.RestartTicks)
@@ -36,6 +42,25 @@ func nodeCrash(d *Design, s *State, k int, ev *Event) {
 	// the replica's primary restarts in place and the replica resyncs from
 	// it: without persistence the restarted, empty primary empties it too
 	nodeRestarted(d, s)
+}
+
+// fsync writes node n's key and fence counter to its append-only file
+// (persist=1, fsync=N: at every N-th tick, after that tick's expiries).
+func fsync(n Node, disk *Node) {
+	disk.Owner, disk.Exp, disk.Fence = n.Owner, n.Exp, n.Fence
+}
+
+// reload restarts node n from its append-only file: the writes since the
+// last fsync are lost. A SET, an INCR, a PEXPIRE, a DEL each count: the
+// key can be lost while the fence counter survives (acquire=incr-before),
+// the counter's last INCRs lost while the key survives (incr-after), or a
+// released key come back. A reloaded key whose expiry has passed is gone
+// (Redis stores absolute expiry times).
+func reload(s *State, n, disk *Node) {
+	n.Owner, n.Exp, n.Fence = disk.Owner, disk.Exp, disk.Fence
+	if n.Exp != 0 && n.Exp <= s.Now {
+		n.Owner, n.Exp = 0, 0
+	}
 }
 
 // clockJump: lock node k's clock jumps forward by jump ticks.
@@ -52,14 +77,18 @@ func clockJump(d *Design, s *State, k int, ev *Event) {
 
 // Words.
 
-func describeNodeCrash(d *Design, ev *Event, k int) string {
+func describeNodeCrash(d *Design, st *StepRecord, k int) string {
+	ev := &st.Event
 	s := nodeName(d, k) + " crashes"
-	if d.Persist == 0 {
+	switch {
+	case d.Persist == 0:
 		s += " and loses its keys"
 		if nodeHoldsFence(d) {
 			s += " and its fence counter"
 		}
-	} else {
+	case d.FsyncTicks > 0:
+		s += describeReload(d, st)
+	default:
 		s += ", its keys kept on disk"
 	}
 	if d.RestartTicks > 0 {
@@ -68,6 +97,39 @@ func describeNodeCrash(d *Design, ev *Event, k int) string {
 		s += "; restarts at once"
 	}
 	return s
+}
+
+// describeReload tells what a restart from the append-only file kept and
+// lost: the key and the fence counter apart.
+func describeReload(d *Design, st *StepRecord) string {
+	b, a := &st.Before.Nodes[0], &st.After.Nodes[0]
+	sync := int(st.Event.Now) / d.FsyncTicks * d.FsyncTicks
+	s := fmt.Sprintf(" and reloads its append-only file, fsynced as t=%d began: ", max(sync, 1))
+	var lost, kept []string
+	switch {
+	case b.Owner == a.Owner && b.Exp == a.Exp:
+		kept = append(kept, "the key ("+owner(a.Owner)+")")
+	case a.Owner == 0:
+		lost = append(lost, "the key ("+owner(b.Owner)+")")
+	case b.Owner == a.Owner:
+		lost = append(lost, fmt.Sprintf("the key's last renewal (%s's key now ends at t=%d)", owner(a.Owner), a.Exp))
+	default:
+		lost = append(lost, fmt.Sprintf("the key's last writes (the key is %s's again, was %s)", owner(a.Owner), owner(b.Owner)))
+	}
+	if b.Fence == a.Fence {
+		kept = append(kept, fmt.Sprintf("the fence counter (%d)", a.Fence))
+	} else {
+		lost = append(lost, fmt.Sprintf("the fence counter's last INCRs (%d → %d: tokens repeat)", b.Fence, a.Fence))
+	}
+	if len(lost) > 0 {
+		s += "lost " + strings.Join(lost, " and ")
+		if len(kept) > 0 {
+			s += "; kept "
+		}
+	} else {
+		s += "nothing lost; kept "
+	}
+	return s + strings.Join(kept, " and ")
 }
 
 func describeClockJump(d *Design, ev *Event, k int) string {

@@ -58,6 +58,9 @@ func failover(d *Design, s *State, ev *Event) {
 		s.Nodes[0] = s.Nodes[1]
 	}
 	ev.Value = s.Nodes[0].Owner
+	if k := diskNode(d); k >= 0 { // the promoted replica's own append-only file, taken as fsynced
+		fsync(s.Nodes[0], &s.Nodes[k])
+	}
 }
 
 // isolated reports whether the primary is cut off with some clients from

@@ -9,7 +9,8 @@ import (
 // pack.go: a state packed to the bytes its design uses, for the search's
 // frontier and fingerprints. State reserves MaxClients client slots and
 // MaxNodes node slots; a design uses only its first d.Clients clients and
-// its lock service's first lockNodes(d) nodes, and leaves the others zero.
+// its lock service's first lockNodes(d) nodes (and, with fsync=N, the next
+// as the disk image), and leaves the others zero.
 // The packed form is those slots followed by everything after the nodes
 // (storage, budgets, clock), in State's own byte layout: 86 bytes instead
 // of 200 for three clients on one Redis node. Its Fingerprint hashes the
@@ -32,7 +33,7 @@ type Packing struct {
 
 // NewPacking is the packing of design d's states.
 func NewPacking(d *Design) Packing {
-	c, n := d.Clients*clientBytes, lockNodes(d)*nodeBytes
+	c, n := d.Clients*clientBytes, usedNodes(d)*nodeBytes
 	return Packing{clients: c, nodes: n, size: c + n + stateSize - restOff}
 }
 

@@ -30,7 +30,7 @@ func Describe(d *Design, st *StepRecord) string {
 	case ActFailover:
 		return at + describeFailover(st)
 	case ActNodeCrash:
-		return at + describeNodeCrash(d, ev, int(a.Arg))
+		return at + describeNodeCrash(d, st, int(a.Arg))
 	case ActClockJump:
 		return at + describeClockJump(d, ev, int(a.Arg))
 	case ActCounterCrash:

@@ -21,6 +21,26 @@ func lockNodes(d *Design) int {
 	return 1
 }
 
+// diskNode is the node slot that holds node 0's append-only file as of its
+// last fsync (persist=1 with fsync=N), the first slot after the service's
+// nodes; -1 when the design keeps none. Only its Owner, Exp and Fence are
+// used. A node crash reloads node 0 from it.
+func diskNode(d *Design) int {
+	if d.FsyncTicks == 0 {
+		return -1
+	}
+	return lockNodes(d)
+}
+
+// usedNodes is how many node slots the design's states use: the service's
+// nodes, and the disk image of fsync=N.
+func usedNodes(d *Design) int {
+	if d.FsyncTicks > 0 {
+		return lockNodes(d) + 1
+	}
+	return lockNodes(d)
+}
+
 // crashableNodes is how many nodes (from node 0) a node-crash or clock-jump
 // may hit: every Redlock node, the primary of a replica pair, the one Redis.
 func crashableNodes(d *Design) int {

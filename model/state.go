@@ -147,6 +147,9 @@ func Init(d *Design) State {
 	if d.Lock == LockReplica {
 		s.Nodes[1] = s.Nodes[0]
 	}
+	if k := diskNode(d); k >= 0 {
+		fsync(s.Nodes[0], &s.Nodes[k])
+	}
 	if externalCounter(d) {
 		s.CounterFence = uint16(d.FirstToken - 1)
 	}

@@ -741,6 +741,9 @@ func tick(d *Design, s *State, ev *Event) {
 			expireKey(d, s, k, ev)
 		}
 	}
+	if k := diskNode(d); k >= 0 && int(s.Now)%d.FsyncTicks == 0 {
+		fsync(s.Nodes[0], &s.Nodes[k])
+	}
 	for i := 0; i < d.Clients; i++ {
 		c := &s.Clients[i]
 		if c.Cut != 0 && c.Cut <= s.Now {

@@ -192,6 +192,9 @@ func TestSuiteCoversTheModel(t *testing.T) {
 		for _, v := range axisValues(d) {
 			have[v] = true
 		}
+		if d.NodeCrashes > 0 {
+			have["persistence="+persistence(d)] = true
+		}
 		for _, k := range learn(&d).faultKinds {
 			faults[k] = true
 		}
@@ -209,11 +212,28 @@ func TestSuiteCoversTheModel(t *testing.T) {
 			}
 		}
 	}
+	for _, p := range []string{"none", "always", "everysec"} {
+		if !have["persistence="+p] {
+			t.Errorf("no design of the suite crashes a lock node with persistence %s (persist=0; persist=1; persist=1,fsync=N)", p)
+		}
+	}
 	for _, ki := range kinds {
 		if ki.cat == catFault && !faults[ki.kind] {
 			t.Errorf("no design of the suite can take the fault %q", ki.kind)
 		}
 	}
+}
+
+// persistence is what a crashed lock node of d keeps: nothing, every
+// write (appendfsync always) or the writes up to its last fsync.
+func persistence(d model.Design) string {
+	switch {
+	case d.Persist == 0:
+		return "none"
+	case d.FsyncTicks == 0:
+		return "always"
+	}
+	return "everysec"
 }
 
 // axisValues are a design's axis words, "lock=redis" and so on.
