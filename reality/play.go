@@ -248,7 +248,7 @@ func Playable(d *model.Design) error {
 		return fmt.Errorf("design %s: lock-delay is a lock-server feature (Chubby) that Redis and etcd do not have; set lock-delay=0", d.Name())
 	}
 	if d.FsyncTicks > 0 {
-		return fmt.Errorf("design %s: appendfsync everysec (fsync=%d) loses the writes since the last fsync only when the machine itself crashes, which a killed redis-server does not do (its writes are in the page cache); set fsync=0", d.Name(), d.FsyncTicks)
+		return fmt.Errorf("design %s: appendfsync everysec (fsync=%d) is not played for real: it loses the writes since the last fsync only when the machine itself crashes, and a killed redis-server loses nothing in the page cache; set fsync=0", d.Name(), d.FsyncTicks)
 	}
 	if d.StorageFailovers > 0 || d.StaleReads > 0 {
 		return fmt.Errorf("design %s: storage failovers and stale reads need a replicated storage, not played for real yet; set storage-failovers=0, stale-reads=0", d.Name())

@@ -328,9 +328,10 @@ var counterexampleFeatures = []string{"own-release", "wait-notify", "set-expire"
 
 // unplayedFault reports whether a counterexample file's design uses a fault
 // that real runs do not play yet (partitions, lost replies and resends,
-// client clocks, delays of requests other than writes).
+// client clocks, delays of requests other than writes, a machine crash
+// losing what was not fsynced).
 func unplayedFault(name string) bool {
-	for _, w := range []string{"partition", "losses", "timeout", "client-jump", "delay-at-acquire", "restarts", "jobs-"} {
+	for _, w := range []string{"partition", "losses", "timeout", "client-jump", "delay-at-acquire", "restarts", "jobs-", "fsync"} {
 		if strings.Contains(name, w) {
 			return true
 		}
