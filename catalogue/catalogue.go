@@ -53,6 +53,9 @@ var Entries = []Entry{
 	// primary + replica
 	{"replica/cad/rw/max-token,pauses=0", "failover before replication: same token twice"},
 	{"replica/cad/rw/cond-update,pauses=0", "strictly greater tokens survive a repeated token"},
+	{"replica/cad/rw/max-token,ack=wait,clients=2,pauses=0,ack-timeout=2", "WAIT times out and rolls nothing back: the failover loses the key, the token repeats"},
+	{"replica/cad/rw/max-token,ack=wait,clients=2,pauses=0", "WAIT 1 0: no failover loses an acknowledged key, but WAIT returns after the TTL when the replica lags"},
+	{"replica/cad/rw/max-token,check=validity,ack=wait,clients=2,pauses=0", "WAIT 1 0, then the validity check: the failover and the lag survived"},
 	// Redlock
 	{"redlock/cad/none/plain,pauses=0", "five nodes, no faults"},
 	{"redlock/cad/none/plain", "a pause after the vote"},

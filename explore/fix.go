@@ -692,6 +692,24 @@ var knobs = []knob{
 			}
 			return 1, "no separate fencing counter"
 		}),
+	wordKnob("ack", words(func(i int) model.AckMode { return model.AckMode(i) }),
+		func(d *model.Design) string { return d.Ack.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "wait" {
+				return 2, "WAIT for the replica before the acquire returns (one more round trip per acquire; it blocks while the replica lags, and may return after the TTL)"
+			}
+			return 1, "return from the acquire without waiting for the replica"
+		}),
+	intKnob("ack-timeout", func(d *model.Design) *int { return &d.AckTimeoutTicks },
+		func(c int, d *model.Design) []int {
+			if c == 0 {
+				return nil // a timed-out WAIT goes on regardless: a timeout is never a fix
+			}
+			return []int{0}
+		},
+		func(d *model.Design, from, to int) (int, string) {
+			return 1, fmt.Sprintf("WAIT without a timeout instead of %d ticks (the acquire blocks until the replica has the key)", from)
+		}),
 	intKnob("ttl", func(d *model.Design) *int { return &d.TTLTicks },
 		func(c int, d *model.Design) []int { return []int{c + (c+1)/2, 2 * c, 3 * c, 4 * c, 6 * c} },
 		func(d *model.Design, from, to int) (int, string) {

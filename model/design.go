@@ -237,6 +237,22 @@ const (
 	numValueModes
 )
 
+// AckMode is whether a replica design's acquire waits for the replica
+// (Redis WAIT) before it returns.
+type AckMode uint8
+
+const (
+	// AckAsync: the acquire returns once the primary has the key; the
+	// replica gets it whenever replication runs.
+	AckAsync AckMode = iota
+	// AckWait: after the acquire's writes, WAIT 1 T: the acquire returns
+	// once the replica has them, or after T ticks (ack-timeout; 0: never
+	// gives up). As in Redis, WAIT only reports: a timed-out WAIT neither
+	// fails nor rolls back the SET, and the client goes on with the lock.
+	AckWait
+	numAckModes
+)
+
 // Place restricts where a fault may fall: right before the client's next
 // step of that kind (PlaceAny: anywhere).
 type Place uint8
@@ -284,6 +300,7 @@ type Design struct {
 	Counter  CounterMode  // redlock, db: where the fencing token comes from
 	Watchdog WatchdogMode // renew=k: where the renewal runs
 	Value    ValueMode    // jobs=N: a lock value per job or per process
+	Ack      AckMode      // replica: WAIT for the replica before the acquire returns
 	Bug      Bug          // a planted bug (testing the testers); BugNone in real designs
 
 	Partition PartitionMode // what a partition cuts a client off from
@@ -331,6 +348,7 @@ type Design struct {
 	StaleReads       int // fault budget: reads served by the storage's lagging replica
 	CounterCrashes   int // fault budget: the external fencing counter restarts empty (counter=external)
 	Jobs             int // jobs each client runs, one after another (each one increment)
+	AckTimeoutTicks  int // ack=wait: WAIT's timeout in ticks, counted from the acquire (0: wait for ever)
 }
 
 // axis describes one path segment or parameter that takes a word.
@@ -408,6 +426,10 @@ var (
 	valueAxis = axis{"value", []string{"job", "process"}, []string{
 		"jobs=N: each job writes a lock value of its own (default)",
 		"jobs=N: every job of a client writes the same value (per process or thread), so a late release of one job matches the next job's lock",
+	}}
+	ackAxis = axis{"ack", []string{"async", "wait"}, []string{
+		"replica: the acquire returns once the primary has the key (default)",
+		"replica: WAIT 1 T after the acquire: it returns once the replica has the key, or after ack-timeout ticks (then it goes on anyway: WAIT rolls nothing back)",
 	}}
 	counterAxis = axis{"counter", []string{"service", "external"}, []string{
 		"the fencing token is the lock service's own counter (default; redlock and db have none)",
@@ -490,6 +512,7 @@ var intParams = []intParam{
 	{"hangs", 0, MaxClients, 0, func(d *Design) *int { return &d.Hangs }, "fault budget: workers that hang for good (renew=k; with watchdog=thread their lock is renewed for ever)"},
 	{"lock-delay", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.LockDelayTicks }, "Chubby's lock-delay (redis, etcd): after a holder's key or lease expires, nobody may take the lock for this many ticks (a release frees it at once)"},
 	{"counter-crashes", 0, 2, 0, func(d *Design) *int { return &d.CounterCrashes }, "fault budget: the external fencing counter's node crashes and restarts empty (counter=external)"},
+	{"ack-timeout", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.AckTimeoutTicks }, "ack=wait: WAIT's timeout in ticks from the acquire; a timed-out WAIT returns 0 and the client goes on (0: wait for ever)"},
 	{"stale-reads", 0, 2, 0, func(d *Design) *int { return &d.StaleReads }, "fault budget: reads served by the storage's lagging replica (writes still go to the primary)"},
 }
 
@@ -514,6 +537,8 @@ var kindParams = map[string][]LockKind{
 	"counter":      {LockRedlock, LockDB},
 	"lock-delay":   {LockRedis, LockEtcd},
 	"watchdog":     {LockRedis, LockReplica, LockEtcd, LockRedlock},
+	"ack":          {LockReplica},
+	"ack-timeout":  {LockReplica},
 }
 
 // kindReleases and kindFences restrict the path parts by lock service.
@@ -555,6 +580,7 @@ func (m ReenterMode) String() string   { return word(reenterAxis, int(m)) }
 func (m CounterMode) String() string   { return word(counterAxis, int(m)) }
 func (m WatchdogMode) String() string  { return word(watchdogAxis, int(m)) }
 func (m ValueMode) String() string     { return word(valueAxis, int(m)) }
+func (m AckMode) String() string       { return word(ackAxis, int(m)) }
 func (m PartitionMode) String() string { return word(partitionAxis, int(m)) }
 func (p Place) String() string         { return word(pauseAtAxis, int(p)) }
 
@@ -606,6 +632,9 @@ func (d Design) Name() string {
 	}
 	if d.Value != ValueJob {
 		b.WriteString(",value=" + d.Value.String())
+	}
+	if d.Ack != AckAsync {
+		b.WriteString(",ack=" + d.Ack.String())
 	}
 	if d.Bug != BugNone {
 		b.WriteString(",bug=" + d.Bug.String())
@@ -745,6 +774,10 @@ func (d *Design) set(k, v string) error {
 		i, err := valueAxis.parse(v)
 		d.Value = ValueMode(i)
 		return err
+	case "ack":
+		i, err := ackAxis.parse(v)
+		d.Ack = AckMode(i)
+		return err
 	case "counter":
 		i, err := counterAxis.parse(v)
 		d.Counter = CounterMode(i)
@@ -780,7 +813,7 @@ func (d Design) Validate() error {
 	if int(d.Lock) >= int(numLockKinds) || int(d.Acquire) >= int(numAcquireModes) || int(d.Release) >= int(numReleaseModes) ||
 		int(d.Fence) >= int(numFenceModes) || int(d.Storage) >= int(numStorageModes) || int(d.Clock) >= int(numClockModes) || int(d.Bug) >= int(numBugs) ||
 		int(d.Quorum) >= int(numQuorums) || int(d.Check) >= int(numCheckModes) || int(d.Wait) >= int(numWaitModes) || int(d.Tx) >= int(numTxModes) ||
-		int(d.Reenter) >= int(numReenterModes) || int(d.Counter) >= int(numCounterModes) || int(d.Watchdog) >= int(numWatchdogModes) || int(d.Value) >= int(numValueModes) || int(d.Partition) >= int(numPartitionModes) ||
+		int(d.Reenter) >= int(numReenterModes) || int(d.Counter) >= int(numCounterModes) || int(d.Watchdog) >= int(numWatchdogModes) || int(d.Value) >= int(numValueModes) || int(d.Ack) >= int(numAckModes) || int(d.Partition) >= int(numPartitionModes) ||
 		int(d.PauseAt) >= int(numPlaces) || int(d.DelayAt) >= int(numPlaces) || int(d.LoseAt) >= int(numPlaces) || int(d.CrashAt) >= int(numPlaces) {
 		return designErr("design has an axis value out of range")
 	}
@@ -796,8 +829,8 @@ func (d Design) Validate() error {
 			}
 		}
 	}
-	words := map[string]bool{"acquire": d.Acquire != AcquireScript, "quorum": d.Quorum != QuorumMajority, "wait": d.Wait != WaitPoll, "tx": d.Tx != TxInside, "reenter": d.Reenter != ReenterNone, "counter": d.Counter != CounterService, "watchdog": d.Watchdog != WatchdogWorker}
-	for _, k := range []string{"acquire", "quorum", "wait", "tx", "reenter", "counter", "watchdog"} {
+	words := map[string]bool{"acquire": d.Acquire != AcquireScript, "quorum": d.Quorum != QuorumMajority, "wait": d.Wait != WaitPoll, "tx": d.Tx != TxInside, "reenter": d.Reenter != ReenterNone, "counter": d.Counter != CounterService, "watchdog": d.Watchdog != WatchdogWorker, "ack": d.Ack != AckAsync}
+	for _, k := range []string{"acquire", "quorum", "wait", "tx", "reenter", "counter", "watchdog", "ack"} {
 		if words[k] {
 			if err := d.applies(k); err != nil {
 				return err
@@ -860,7 +893,7 @@ func joinWords[T fmt.Stringer](xs []T) string {
 }
 
 func paramNames() string {
-	names := []string{"acquire", "clock", "quorum", "check", "wait", "tx", "reenter", "counter", "watchdog", "value", "bug", "partition", "pause-at", "delay-at", "lose-at", "crash-at"}
+	names := []string{"acquire", "clock", "quorum", "check", "wait", "tx", "reenter", "counter", "watchdog", "value", "ack", "bug", "partition", "pause-at", "delay-at", "lose-at", "crash-at"}
 	for _, p := range intParams {
 		names = append(names, p.name)
 	}
@@ -880,7 +913,7 @@ func clip(s string) string {
 func DescribeAxes() string {
 	var b strings.Builder
 	b.WriteString("A design name is lock/release/fence/storage[,key=value…], e.g. redis/cad/rw/max-token,ttl=10,work=2\n\n")
-	for _, a := range []axis{lockAxis, releaseAxis, fenceAxis, storageAxis, acquireAxis, clockAxis, quorumAxis, checkAxis, waitAxis, txAxis, reenterAxis, counterAxis, watchdogAxis, valueAxis, partitionAxis, pauseAtAxis, delayAtAxis, loseAtAxis, crashAtAxis, bugAxis} {
+	for _, a := range []axis{lockAxis, releaseAxis, fenceAxis, storageAxis, acquireAxis, clockAxis, quorumAxis, checkAxis, waitAxis, txAxis, reenterAxis, counterAxis, watchdogAxis, valueAxis, ackAxis, partitionAxis, pauseAtAxis, delayAtAxis, loseAtAxis, crashAtAxis, bugAxis} {
 		kind := "path part"
 		if a.name != "lock" && a.name != "release" && a.name != "fence" && a.name != "storage" {
 			kind = "parameter " + a.name + "=…, default " + a.values[0]

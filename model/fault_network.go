@@ -101,7 +101,7 @@ func arrive(d *Design, s *State, i int, ev *Event) {
 	case c.Flags&FlagReply != 0:
 		c.Flags &^= FlagInFlight | FlagReply
 		ev.Result = ResOK
-		if c.Phase != PhaseAcquire && c.Phase != PhaseReenter && !c.Believes() {
+		if c.Phase != PhaseAcquire && c.Phase != PhaseReenter && c.Phase != PhaseAck && !c.Believes() {
 			c.Flags |= FlagBelieves // the acquire reply says OK only now
 			if d.RenewTicks > 0 {
 				c.Timer = s.Now + uint8(d.RenewTicks)

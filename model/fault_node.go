@@ -42,6 +42,9 @@ func nodeCrash(d *Design, s *State, k int, ev *Event) {
 	// the replica's primary restarts in place and the replica resyncs from
 	// it: without persistence the restarted, empty primary empties it too
 	nodeRestarted(d, s)
+	if d.Lock == LockReplica {
+		ackBroken(d, s, ev)
+	}
 }
 
 // fsync writes node n's key and fence counter to its append-only file
@@ -96,6 +99,7 @@ func describeNodeCrash(d *Design, st *StepRecord, k int) string {
 	} else {
 		s += "; restarts at once"
 	}
+	s += ackBrokenWords(ev)
 	return s
 }
 

@@ -86,6 +86,9 @@ func (d Design) faultsApply() error {
 	if d.Hangs > 0 && d.RenewTicks == 0 {
 		return designErr("design parameter hangs applies only with renew ≥ 1: without a watchdog a hung worker is a crash (use crashes)")
 	}
+	if d.AckTimeoutTicks > 0 && d.Ack != AckWait {
+		return designErr("design parameter ack-timeout applies only with ack=wait")
+	}
 	if d.FsyncTicks > 0 && d.Persist == 0 {
 		return designErr("design parameter fsync applies only with persist=1: without persistence a crash loses everything")
 	}

@@ -17,7 +17,7 @@ func keyAcquire(d *Design, s *State, i int, ev *Event) {
 		reenter(d, s, i, ev)
 		return
 	}
-	if d.Check == CheckValidity {
+	if d.Check == CheckValidity || d.AckTimeoutTicks > 0 {
 		c.Since, c.Skew = s.Now, 0 // kept only when it is used, so states stay few
 	}
 	if !reach(d, s, i, k) {
@@ -71,7 +71,7 @@ func incr(d *Design, s *State, i int, ev *Event) {
 	if d.Acquire == AcquireIncrBefore {
 		c.Phase = PhaseAcquire
 	} else {
-		c.Phase = PhaseRead
+		lockTaken(d, c)
 	}
 }
 
@@ -79,7 +79,7 @@ func incr(d *Design, s *State, i int, ev *Event) {
 func expire(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	key := &s.Nodes[keyNode(s, i)]
-	c.Phase = PhaseRead
+	lockTaken(d, c)
 	if !reach(d, s, i, keyNode(s, i)) {
 		ev.Result = ResUnreachable // it goes on without an expiry
 		return

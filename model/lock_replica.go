@@ -1,6 +1,9 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // lock_replica.go: a Redis primary (node 0) with an asynchronously
 // replicated replica (node 1). Clients use the primary with the single-key
@@ -9,18 +12,80 @@ import "fmt"
 // replicaActions are replication (while the replica lags) and the failover
 // fault, offered while the failover budget lasts.
 func replicaActions(d *Design, s *State, buf []Action) []Action {
-	if d.Lock != LockReplica || int(s.Failed) >= d.Failovers {
+	if d.Lock != LockReplica {
 		return buf
 	}
-	p, r := &s.Nodes[0], &s.Nodes[1]
+	over := int(s.Failed) >= d.Failovers
+	if over && d.Ack != AckWait { // with ack=wait the old primary rejoins as the new one's replica
+		return buf
+	}
 	cut := isolated(d, s)
-	if (p.Owner != r.Owner || p.Exp != r.Exp || p.Fence != r.Fence) && !cut && !splitBrain(d, s) {
+	if !caughtUp(s) && !cut && !splitBrain(d, s) {
 		buf = append(buf, Action{Kind: ActReplicate})
+	}
+	if over {
+		return buf
 	}
 	if d.Partition == PartitionPrimary && !cut {
 		return buf // with partition=primary, Sentinel fails over when it cannot see the primary
 	}
 	return append(buf, Action{Kind: ActFailover})
+}
+
+// caughtUp reports whether the replica has everything the primary has.
+func caughtUp(s *State) bool {
+	p, r := &s.Nodes[0], &s.Nodes[1]
+	return p.Owner == r.Owner && p.Exp == r.Exp && p.Fence == r.Fence
+}
+
+// ackReturns reports whether client i's WAIT 1 T returns now: the replica
+// has caught up, or has its key and token (what came since is another's);
+// or T ticks have passed since its acquire. A client on an old primary's
+// side of a split brain has no replica left.
+func ackReturns(d *Design, s *State, i int) bool {
+	c := &s.Clients[i]
+	if d.AckTimeoutTicks > 0 && int(s.Now) >= int(c.Since)+d.AckTimeoutTicks {
+		return true
+	}
+	return c.Flags&FlagOldSide == 0 && acked(s, i)
+}
+
+// acked reports whether the replica has client i's acquire.
+func acked(s *State, i int) bool {
+	r := &s.Nodes[1]
+	return caughtUp(s) || (r.Owner == uint8(i+1) && r.Fence >= s.Clients[i].Token)
+}
+
+// ack is the return of client i's WAIT 1 T: 1 if the replica has its
+// acquire, 0 after the timeout. Either way the client goes on with the
+// lock: WAIT does not fail the SET, nor roll it back.
+func ack(d *Design, s *State, i int, ev *Event) {
+	c := &s.Clients[i]
+	ev.Result, ev.Value = ResNoop, 0
+	if c.Flags&FlagOldSide == 0 && acked(s, i) {
+		ev.Result, ev.Value = ResOK, 1
+	}
+	c.Flags |= FlagBelieves
+	c.Phase = PhaseRead
+	if d.RenewTicks > 0 {
+		c.Timer = s.Now + uint8(d.RenewTicks)
+	}
+}
+
+// ackBroken: the primary died (a failover, a crash): the clients whose
+// WAIT was waiting on it get a connection error; the acquire failed, and
+// each tries again at the next tick (on the new primary). Its key may
+// already be on the replica: then its own key refuses it until it expires.
+func ackBroken(d *Design, s *State, ev *Event) {
+	if d.Ack != AckWait {
+		return
+	}
+	for i := 0; i < d.Clients; i++ {
+		if c := &s.Clients[i]; c.Phase == PhaseAck && c.Flags&FlagOldSide == 0 {
+			c.Phase, c.Ready = PhaseAcquire, s.Now+1
+			ev.AckMask |= 1 << i
+		}
+	}
 }
 
 // replicate: the replica catches up with the primary.
@@ -58,6 +123,7 @@ func failover(d *Design, s *State, ev *Event) {
 		s.Nodes[0] = s.Nodes[1]
 	}
 	ev.Value = s.Nodes[0].Owner
+	ackBroken(d, s, ev)
 	if k := diskNode(d); k >= 0 { // the promoted replica's own append-only file, taken as fsynced
 		fsync(s.Nodes[0], &s.Nodes[k])
 	}
@@ -106,13 +172,41 @@ func rejoin(d *Design, s *State) {
 	}
 }
 
+func describeAck(d *Design, st *StepRecord) string {
+	cmd := fmt.Sprintf("WAIT 1 %d", d.AckTimeoutTicks*1000)
+	if st.Event.Value == 1 {
+		if st.Before.Nodes[0].Owner != st.Action.Client+1 {
+			return cmd + " → 1: the replica has caught up, but its key is gone meanwhile; the acquire returns and it goes on with the lock"
+		}
+		return cmd + " → 1: the replica has its key; the acquire returns"
+	}
+	if st.Before.Clients[st.Action.Client].Flags&FlagOldSide != 0 {
+		return cmd + fmt.Sprintf(" → 0 after %d ticks: no replica on its side; WAIT rolls nothing back, the acquire returns and it goes on with the lock", d.AckTimeoutTicks)
+	}
+	return cmd + fmt.Sprintf(" → 0 after %d ticks: the replica does not have its key yet; WAIT rolls nothing back, the acquire returns and it goes on with the lock", d.AckTimeoutTicks)
+}
+
+// ackBrokenWords names the clients whose WAIT the primary's death broke.
+func ackBrokenWords(ev *Event) string {
+	if ev.AckMask == 0 {
+		return ""
+	}
+	var who []string
+	for i := 0; i < MaxClients; i++ {
+		if ev.AckMask&(1<<i) != 0 {
+			who = append(who, ClientName(i))
+		}
+	}
+	return "; " + strings.Join(who, ", ") + ": WAIT → error (the primary is gone), the acquire failed, it retries"
+}
+
 func describeReplicate(st *StepRecord) string {
 	return fmt.Sprintf("replica: catches up with the primary (key %s, fence %d)", owner(st.Event.Other), st.After.Nodes[1].Fence)
 }
 
 func describeFailover(st *StepRecord) string {
 	if st.Event.Flags&EvSplit != 0 {
-		return fmt.Sprintf("failover: the replica's side cannot see the primary and promotes the replica (key %s there, fence %d); the old primary keeps answering the clients cut off with it: split brain", owner(st.Event.Value), st.After.Nodes[0].Fence)
+		return fmt.Sprintf("failover: the replica's side cannot see the primary and promotes the replica (key %s there, fence %d); the old primary keeps answering the clients cut off with it: split brain", owner(st.Event.Value), st.After.Nodes[0].Fence) + ackBrokenWords(&st.Event)
 	}
-	return fmt.Sprintf("failover: the primary dies, the replica is promoted (key %s there, fence %d)", owner(st.Event.Value), st.After.Nodes[0].Fence)
+	return fmt.Sprintf("failover: the primary dies, the replica is promoted (key %s there, fence %d)", owner(st.Event.Value), st.After.Nodes[0].Fence) + ackBrokenWords(&st.Event)
 }

@@ -71,6 +71,9 @@ func TestBadDesignNames(t *testing.T) {
 		"redis/cad/none/plain,watchdog=thread":                    "watchdog=thread applies only with renew ≥ 1",
 		"redis/cad/none/plain,hangs=1":                            "hangs applies only with renew ≥ 1",
 		"redis/cad/rw/plain,stale-reads=3":                        "stale-reads=\"3\": want a whole number from 0 to 2",
+		"redis/cad/none/plain,ack=wait":                           "ack does not apply to lock redis (it applies to: replica)",
+		"replica/cad/none/plain,ack-timeout=2":                    "ack-timeout applies only with ack=wait",
+		"replica/cad/none/plain,ack=later":                        "unknown ack \"later\" (allowed: async, wait)",
 		"redis/cad/rw/max-token,node-crashes=1,fsync=1":           "fsync applies only with persist=1",
 		"redlock/cad/none/plain,node-crashes=1,persist=1,fsync=1": "fsync does not apply to lock redlock",
 		"redis/cad/none/plain,value=process":                      "value=process applies only with jobs ≥ 2",
@@ -103,7 +106,9 @@ func FuzzParseDesign(f *testing.F) {
 		"redis/cad/none/plain,watchdog=thread,renew=3,hangs=1", "redis/cad/none/plain,watchdog=thread", "redis/cad/none/plain,hangs=1",
 		"redis/cad/rw/max-token,node-crashes=1,persist=1,fsync=1", "replica/cad/rw/cond-update,node-crashes=1,persist=1,fsync=3", "redis/cad/rw/max-token,fsync=1", "redlock/cad/none/plain,node-crashes=1,persist=1,fsync=1",
 		"redis/cad/none/plain,value=process,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "redis/cad/none/plain,jobs=3", "etcd/cad/none/plain,jobs=2,value=job", "redis/cad/none/plain,jobs=2,value=process",
-		"redis/cad/none/plain,acquire=set-expire,clients=2,pauses=0,restarts=1", "db/cad/none/plain,restarts=2", "zookeeper/cad/none/plain,restarts=1", "redis/cad/none/plain,jobs=3,restarts=2,delays=1,timeout=2,delay-at=release"} {
+		"redis/cad/none/plain,acquire=set-expire,clients=2,pauses=0,restarts=1", "db/cad/none/plain,restarts=2", "zookeeper/cad/none/plain,restarts=1", "redis/cad/none/plain,jobs=3,restarts=2,delays=1,timeout=2,delay-at=release",
+
+		"replica/cad/rw/max-token,ack=wait,ack-timeout=2", "replica/cad/none/plain,ack=wait,check=validity", "replica/cad/none/plain,ack-timeout=2", "redis/cad/none/plain,ack=wait"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
@@ -126,7 +131,7 @@ func FuzzParseScenario(f *testing.F) {
 		text, _ := scenarioFiles.ReadFile("scenarios/demo" + string(rune('0'+n)) + ".txt")
 		f.Add(string(text))
 	}
-	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "everysec-key", "everysec-token", "late-release-process", "late-release-job", "restart", "restart-set-expire", "starvation"} {
+	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "everysec-key", "everysec-token", "late-release-process", "late-release-job", "restart", "restart-set-expire", "starvation", "replica-wait-timeout"} {
 		text, _ := scenarioFiles.ReadFile("scenarios/" + n + ".txt")
 		f.Add(string(text))
 	}
@@ -154,7 +159,7 @@ func FuzzParseScenario(f *testing.F) {
 func FuzzParseAction(f *testing.F) {
 	for _, s := range []string{"tick", "A acquire", "B pause 14", "C crash", "H slow", "A pause 0", "I read",
 		"A partition 2", "A clock-jump", "clock-jump 3", "A lose", "B arrive", "partition 1", "A partition 9",
-		"storage-sync", "storage-failover", "A stale-read", "counter-crash", "A counter-crash", "A storage-failover", "stale-read"} {
+		"storage-sync", "storage-failover", "A stale-read", "counter-crash", "A counter-crash", "A storage-failover", "stale-read", "A wait", "wait", "A wait 3"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

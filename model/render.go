@@ -128,6 +128,8 @@ func describeClientStep(d *Design, st *StepRecord) string {
 		return fmt.Sprintf("checks its lock: %d ticks of validity left", ev.Value)
 	case ActRenew:
 		return describeRenew(d, ev)
+	case ActAck:
+		return describeAck(d, st)
 	case ActAcquire:
 		return describeAcquire(d, st)
 	case ActExpire:

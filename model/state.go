@@ -19,6 +19,7 @@ const (
 	PhaseRelease              // next: release (DEL, check-and-delete, or the GET of get-del; db: COMMIT)
 	PhaseDel                  // next: the DEL of get-del
 	PhaseReenter              // next: the nested acquire before the write (reenter=nx|owner)
+	PhaseAck                  // next: WAIT for the replica (ack=wait); the acquire has not returned yet
 	PhaseDone                 // job finished
 	PhaseCrashed              // crashed for good
 	numPhases

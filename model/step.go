@@ -40,6 +40,7 @@ const (
 	ActCounterCrash                      // fault: the external fencing counter's node crashes and restarts empty
 	ActHang                              // fault: the client's worker hangs for good; a watchdog thread of its own (watchdog=thread) goes on renewing
 	ActRestart                           // fault: the client crashes and restarts at once, a new process running its job again
+	ActAck                               // ack=wait: WAIT 1 T returns (the replica has the key, or the timeout passed)
 	numActionKinds
 )
 
@@ -93,6 +94,7 @@ var actionTable = [numActionKinds]actionFacts{
 	ActCounterCrash:    {"counter-crash", false, true, argNone},
 	ActHang:            {"hang", true, true, argNone},
 	ActRestart:         {"restart", true, true, argNone},
+	ActAck:             {"wait", true, false, argNone},
 }
 
 func (k ActionKind) String() string {
@@ -265,6 +267,7 @@ type Event struct {
 	ExpiredMask uint8
 	ResumedMask uint8
 	HealedMask  uint8
+	AckMask     uint8 // failover, node crash: clients whose WAIT failed with the primary
 }
 
 // mainStep is the action client i's own thread would take next, if any.
@@ -287,6 +290,8 @@ func mainStep(d *Design, s *State, i int) (ActionKind, bool) {
 		}
 	case PhaseArrive:
 		return ActArrive, true
+	case PhaseAck:
+		return ActAck, ackReturns(d, s, i)
 	case PhaseDone, PhaseCrashed:
 		return 0, false
 	}
@@ -421,6 +426,7 @@ var phaseAction = [numPhases]ActionKind{
 	PhaseRelease: ActRelease,
 	PhaseDel:     ActDel,
 	PhaseReenter: ActAcquire,
+	PhaseAck:     ActAck,
 }
 
 // Enabled reports whether a is among Actions(d, s).
@@ -528,6 +534,8 @@ func clientStep(d *Design, s *State, a Action, ev *Event) {
 		release(d, s, i, ev)
 	case ActRenew:
 		renew(d, s, i, ev)
+	case ActAck:
+		ack(d, s, i, ev)
 	}
 }
 
@@ -677,14 +685,25 @@ func keyEnd(d *Design, now uint8) uint8 {
 // grant makes client i the believer of a lock just won.
 func grant(d *Design, s *State, i int) {
 	c := &s.Clients[i]
-	c.Flags |= FlagBelieves
-	c.Phase = PhaseRead
+	lockTaken(d, c)
 	if externalCounter(d) {
 		c.Phase = PhaseIncr // next: INCR fence on the counter node
 	}
 	if d.RenewTicks > 0 {
 		c.Timer = s.Now + uint8(d.RenewTicks)
 	}
+}
+
+// lockTaken moves client c, whose acquire's last write was just applied,
+// to its work: it believes it holds the lock, or (ack=wait) it first waits
+// for the replica, and believes only once WAIT returns.
+func lockTaken(d *Design, c *Client) {
+	if d.Ack == AckWait {
+		c.Phase = PhaseAck
+		return
+	}
+	c.Flags |= FlagBelieves
+	c.Phase = PhaseRead
 }
 
 // refuse makes client i wait for its next try.

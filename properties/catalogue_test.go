@@ -241,7 +241,7 @@ func axisValues(d model.Design) []string {
 	return []string{"lock=" + d.Lock.String(), "acquire=" + d.Acquire.String(), "release=" + d.Release.String(),
 		"fence=" + d.Fence.String(), "storage=" + d.Storage.String(), "clock=" + d.Clock.String(),
 		"quorum=" + d.Quorum.String(), "check=" + d.Check.String(), "wait=" + d.Wait.String(), "tx=" + d.Tx.String(),
-		"value=" + d.Value.String()}
+		"value=" + d.Value.String(), "ack=" + d.Ack.String()}
 }
 
 // axisValue is the word of value i of an axis; out of range, it has a "(".
@@ -269,6 +269,8 @@ func axisValue(axis string, i int) string {
 		return model.TxMode(i).String()
 	case "value":
 		return model.ValueMode(i).String()
+	case "ack":
+		return model.AckMode(i).String()
 	}
 	panic("unknown axis " + axis)
 }

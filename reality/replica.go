@@ -148,6 +148,9 @@ func (h *netHold) retarget(from, to string) {
 
 // replicaOK reports whether a replica design can be played.
 func replicaOK(d *model.Design) error {
+	if d.Ack == model.AckWait {
+		return fmt.Errorf("design %s: WAIT before the acquire returns (ack=wait) is not played for real yet; set ack=async", d.Name())
+	}
 	if d.Partitions > 0 || d.NodeCrashes > 0 {
 		return fmt.Errorf("design %s: a replica design is played for real with failovers only (partitions=0, node-crashes=0)", d.Name())
 	}
