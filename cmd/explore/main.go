@@ -6,7 +6,8 @@
 //	explore designs                                list every axis and value
 //
 // Exit codes: 0 all hold within bounds, 1 a property is violated, 2 bad
-// input, 3 incomplete.
+// input, 3 incomplete, 4 all hold but some only vacuously, 5 none violated
+// in a -bitstate search (probable, not a proof).
 package main
 
 import (
@@ -108,7 +109,7 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'explore <command> -h' for a command's flags.")
-	fmt.Fprintln(w, "Exit codes: 0 all hold within bounds, 1 violated, 2 bad input, 3 incomplete.")
+	fmt.Fprintln(w, "Exit codes: 0 all hold within bounds, 1 violated, 2 bad input, 3 incomplete, 4 all hold but some only vacuously, 5 none violated in a -bitstate search (probable, not a proof).")
 }
 
 // newFlags is a flag set that reports errors as one line on stderr and
