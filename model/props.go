@@ -138,11 +138,19 @@ func believers(d *Design, s *State) int {
 	n := 0
 	for i := 0; i < d.Clients; i++ {
 		c := &s.Clients[i]
-		if c.Flags&FlagBelieves != 0 && c.Phase != PhaseRelease && c.Phase != PhaseDel {
+		if InCriticalSection(c.Flags&FlagBelieves != 0, c.Phase) {
 			n++
 		}
 	}
 	return n
+}
+
+// InCriticalSection reports whether a client that believes it holds the
+// lock (believes) and whose next step is p is inside its critical section:
+// one whose next step is its release has left it. mutex counts these; a
+// real client's replay (reality) counts its own the same way.
+func InCriticalSection(believes bool, p Phase) bool {
+	return believes && p != PhaseRelease && p != PhaseDel
 }
 
 // stuck: some live client can never get the lock: a key with no expiry
@@ -163,13 +171,20 @@ func stuck(d *Design, s *State) bool {
 	if !anyLive || stuckFree(d) {
 		return false
 	}
+	return StuckNode(d, s) >= 0 || d.Wait == WaitNotify && s.Nodes[0].Owner == 0 && allWaiting
+}
+
+// StuckNode is a lock node whose key never expires and that its owner will
+// never release (done, crashed, or a live client that no longer knows of
+// it), or -1.
+func StuckNode(d *Design, s *State) int {
 	for k := 0; k < lockNodes(d); k++ {
 		n := &s.Nodes[k]
 		if n.Owner != 0 && n.Exp == 0 && (!s.Clients[n.Owner-1].Live() || forgotten(d, s, int(n.Owner-1))) {
-			return true
+			return k
 		}
 	}
-	return d.Wait == WaitNotify && s.Nodes[0].Owner == 0 && allWaiting
+	return -1
 }
 
 // forgotten reports whether client i, live, holds a key it does not know

@@ -691,9 +691,7 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 				}
 				// safe to read: the client is between steps
 				believes = setBit(believes, i, clients[i].believes)
-				// inside its critical section: believes, and its next step
-				// is not its release (the model's mutex, props.go)
-				inside = setBit(inside, i, clients[i].believes && clients[i].phase != model.PhaseRelease && clients[i].phase != model.PhaseDel)
+				inside = setBit(inside, i, model.InCriticalSection(clients[i].believes, clients[i].phase))
 				waiting = setBit(waiting, i, clients[i].waiting)
 				if ob.Notified > 0 {
 					waiting = 0 // the notice reached every sleeper: they are awake
