@@ -365,11 +365,9 @@ func lostClause(run *model.Run) string {
 func stuckClause(run *model.Run, at int) string {
 	d := &run.Design
 	s := &run.Steps[at-1].After
-	for k := 0; k < model.MaxNodes; k++ {
-		n := &s.Nodes[k]
-		if n.Owner != 0 && n.Exp == 0 && !s.Clients[n.Owner-1].Live() {
-			return fmt.Sprintf("the key is %s's, it never expires, and %s will never release it", ownerName(n.Owner), ownerName(n.Owner))
-		}
+	if k := model.StuckNode(d, s); k >= 0 {
+		o := s.Nodes[k].Owner
+		return fmt.Sprintf("the key is %s's, it never expires, and %s will never release it", ownerName(o), ownerName(o))
 	}
 	if d.Wait == model.WaitNotify {
 		return "every live client sleeps until a release notice that nobody will send (an expiry publishes nothing)"
