@@ -22,8 +22,8 @@ const spinDesign = "redis/cad/rw/max-token,clock=free,horizon=41"
 //	go test ./explore -run '^$' -bench . -benchtime 1x -count 5 | tee new.txt
 //	benchstat new.txt
 //
-// The 4-client benchmark takes tens of seconds an iteration; -bench
-// 'SPIN3' skips it.
+// The 4- and 5-client benchmarks take tens of seconds an iteration;
+// -bench 'SPIN3' skips them.
 func benchSearch(b *testing.B, name string, sym bool, workers int) {
 	d, err := model.ParseDesign(name)
 	if err != nil {
@@ -66,6 +66,7 @@ func BenchmarkSPIN3NoSymmetry(b *testing.B)        { benchSearch(b, spinDesign, 
 func BenchmarkSPIN3SymmetryWorker1(b *testing.B)   { benchSearch(b, spinDesign, true, 1) }
 func BenchmarkSPIN3NoSymmetryWorker1(b *testing.B) { benchSearch(b, spinDesign, false, 1) }
 func BenchmarkSPIN4Symmetry(b *testing.B)          { benchSearch(b, spinDesign+",clients=4", true, 0) }
+func BenchmarkSPIN5Symmetry(b *testing.B)          { benchSearch(b, spinDesign+",clients=5", true, 0) }
 
 func cpuSeconds() float64 {
 	var ru syscall.Rusage

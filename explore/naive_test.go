@@ -17,7 +17,7 @@ func naiveCheck(cfg Config) (*Report, error) {
 	}
 	props := cfg.Properties
 	if props == nil {
-		props = model.Properties
+		props = model.PropertiesFor(&d)
 	}
 	rep := &Report{Design: d, Bounds: cfg.Bounds}
 	rep.Results = make([]Result, len(props))

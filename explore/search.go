@@ -39,16 +39,17 @@ func Check(cfg Config) (*Report, error) {
 		workers = maxWorkers
 	}
 	e := &engine{
-		d:       d,
-		props:   props,
-		bounds:  cfg.Bounds,
-		workers: workers,
-		pk:      model.NewPacking(&d),
-		set:     newFPSet(),
-		trail:   newTrail(),
-		done:    make([]bool, len(props)),
-		found:   cfg.Found,
-		allow:   cfg.Allow,
+		d:         d,
+		props:     props,
+		bounds:    cfg.Bounds,
+		workers:   workers,
+		pk:        model.NewPacking(&d),
+		clientSym: model.OnlyClientSymmetry(&d),
+		set:       newFPSet(),
+		trail:     newTrail(),
+		done:      make([]bool, len(props)),
+		found:     cfg.Found,
+		allow:     cfg.Allow,
 	}
 	if dir := cfg.Bounds.FrontierDir; dir != "" {
 		defer e.cur.close()
@@ -157,17 +158,18 @@ type engine struct {
 
 	// The frontiers hold states packed to the bytes the design uses (see
 	// model.Packing), stride bytes each: state k of cur has id base+k.
-	pk      model.Packing
-	stride  int
-	cur     frontier // the level being expanded
-	base    uint32
-	next    frontier
-	pool    blockPool
-	units   []*unit     // the chunk's
-	dups    []*dupCache // per worker (dedup.go)
-	badPack atomic.Bool // a state used a slot its design does not (a model bug)
-	hits    []hit       // per property: the first step of the level that showed it
-	seen    int         // states numbered before the level (for Found)
+	pk        model.Packing
+	clientSym bool // symmetry renames only clients: SymmetricFingerprint
+	stride    int
+	cur       frontier // the level being expanded
+	base      uint32
+	next      frontier
+	pool      blockPool
+	units     []*unit     // the chunk's
+	dups      []*dupCache // per worker (dedup.go)
+	badPack   atomic.Bool // a state used a slot its design does not (a model bug)
+	hits      []hit       // per property: the first step of the level that showed it
+	seen      int         // states numbered before the level (for Found)
 
 	// the merge's buffers, reused from level to level
 	steps    int64    // steps generated in the level
@@ -346,10 +348,13 @@ func (e *engine) run() error {
 func (e *engine) fingerprint(s *model.State) uint64 {
 	var fp uint64
 	var ok bool
-	if e.bounds.Symmetry {
+	switch {
+	case e.bounds.Symmetry && e.clientSym:
+		fp, ok = e.pk.SymmetricFingerprint(s)
+	case e.bounds.Symmetry:
 		c := model.Canonical(&e.d, *s)
 		fp, ok = e.pk.Fingerprint(&c)
-	} else {
+	default:
 		fp, ok = e.pk.Fingerprint(s)
 	}
 	if !ok {
