@@ -53,6 +53,8 @@ func TestSymmetricFingerprintIsCanonicalsFingerprint(t *testing.T) {
 		"redis/cad/none/plain,persist=1,fsync=1,node-crashes=1,acquire=incr-before",
 		"zookeeper/cad/none/plain", "etcd/cad/rw/max-token",
 		"redis/cad/none/plain,jobs=2,restarts=1,clients=3",
+		"redlock/cad/none/plain,clients=4", "redlock/get-del/none/cas,quorum=all,node-crashes=1,persist=1",
+		"redlock/cad/none/plain,partition=node,partitions=2,pauses=0,jumps=1,jump=9,renew=3",
 	} {
 		d, states := symWalk(t, name, 3000, rng)
 		if !OnlyClientSymmetry(d) {
