@@ -505,3 +505,25 @@ func TestSmallChunksChangeNothing(t *testing.T) {
 		}
 	}
 }
+
+// When a state sets a field the frontier's packing leaves out (a rule of
+// model.NewPacking that missed a feature), Check searches again with the
+// wide packing: the same report as a search that kept every field.
+func TestCheckFallsBackToTheWidePacking(t *testing.T) {
+	d := design(t, "redis/cad/rw/max-token,renew=3,clients=2")
+	plain := design(t, "redis/cad/rw/max-token,clients=2") // no renew: its packing leaves out Timer
+	want, err := search(Config{Design: d}, model.PropertiesFor(&d), 2, model.WidePacking(&d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := search(Config{Design: d}, model.PropertiesFor(&d), 2, model.NewPacking(&plain)); err != errBadPack {
+		t.Fatalf("a packing without Timer on a renew design: err %v, want errBadPack", err)
+	}
+	defer func(f func(*model.Design) model.Packing) { newPacking = f }(newPacking)
+	newPacking = func(*model.Design) model.Packing { return model.NewPacking(&plain) }
+	got := check(t, Config{Design: d, Bounds: Bounds{Workers: 2}})
+	sameReport(t, "fallback", want, got)
+	if got.Stats.Distinct != want.Stats.Distinct {
+		t.Fatalf("fallback: %d states, want %d", got.Stats.Distinct, want.Stats.Distinct)
+	}
+}

@@ -38,12 +38,30 @@ func Check(cfg Config) (*Report, error) {
 	if workers > maxWorkers {
 		workers = maxWorkers
 	}
+	rep, err := search(cfg, props, workers, newPacking(&d))
+	if err == errBadPack {
+		// a state set a field its design's features should not (a model
+		// bug, or a rule of model.NewPacking that missed a feature): the
+		// frontier cannot hold it packed narrowly, so search again with
+		// every field of the used slots (same states, same verdicts)
+		rep, err = search(cfg, props, workers, model.WidePacking(&d))
+	}
+	return rep, err
+}
+
+// newPacking is the frontier's packing (tests replace it with one that
+// leaves out a field, to see Check fall back to the wide packing).
+var newPacking = model.NewPacking
+
+// search is one run of the engine with frontier packing pk.
+func search(cfg Config, props []model.Property, workers int, pk model.Packing) (*Report, error) {
+	d := cfg.Design
 	e := &engine{
 		d:         d,
 		props:     props,
 		bounds:    cfg.Bounds,
 		workers:   workers,
-		pk:        model.NewPacking(&d),
+		pk:        pk,
 		clientSym: model.OnlyClientSymmetry(&d),
 		set:       newFPSet(),
 		trail:     newTrail(),
@@ -363,7 +381,7 @@ func (e *engine) fingerprint(s *model.State) uint64 {
 	return normFP(fp)
 }
 
-var errBadPack = fmt.Errorf("explore: internal error: a state uses a client or node slot past its design's (model.Packing)")
+var errBadPack = fmt.Errorf("explore: internal error: a state sets a byte its design's packing leaves out (a client or node slot past its design's: model.Packing)")
 
 // load unpacks the frontier's state i into s.
 func (e *engine) load(i int, s *model.State) {

@@ -60,9 +60,16 @@ func TestPackRefusesAnUnusedSlot(t *testing.T) {
 	s.Nodes[1].Exp = 3
 	require.False(t, pk.Pack(&s, buf))
 	s = model.Init(&d)
-	s.CounterCrashed = 1 // past the slots: kept
-	require.True(t, pk.Pack(&s, buf))
+	s.Clients[0].Timer = 4 // a field the design's features never set (no renew)
+	require.False(t, pk.Pack(&s, buf))
+	s = model.Init(&d)
+	s.CounterCrashed = 1 // a budget of a fault the design does not have
+	require.False(t, pk.Pack(&s, buf))
+	wide := model.WidePacking(&d) // keeps every field of the used slots
+	require.Greater(t, wide.Size(), pk.Size())
+	wbuf := make([]byte, wide.Size())
+	require.True(t, wide.Pack(&s, wbuf))
 	var back model.State
-	pk.Unpack(buf, &back)
+	wide.Unpack(wbuf, &back)
 	require.Equal(t, s, back)
 }
