@@ -136,11 +136,12 @@ const maxLevelSteps = 1<<32 - 1
 // unitStates is how many frontier states one work unit expands.
 const unitStates = 256
 
-// stepBytes is the memory one generated step takes while its level is
-// merged: its fingerprint in its unit, then a copy in the bucket of its
-// segment with a new-or-not flag, its bucket position, and the flag again
-// in generation order.
-const stepBytes = 8 + 8 + 1 + 4 + 1
+// mergeStepBytes is the memory one generated step takes in the merge's
+// arrays: a copy of its fingerprint in the bucket of its segment with a
+// new-or-not flag, its bucket position, and the flag again in generation
+// order. Its unit holds its fingerprint and action index, and room for
+// its packed successor (see unit.bytes).
+const mergeStepBytes = 8 + 1 + 4 + 1
 
 // engine is one search. Each level is taken in chunks of chunkStates
 // frontier states, in frontier order, and each chunk goes through three
@@ -148,16 +149,17 @@ const stepBytes = 8 + 8 + 1 + 4 + 1
 //
 //  1. expand (parallel over units of the frontier): every enabled action of
 //     every frontier state is stepped, the live properties are checked on
-//     the step, and the successor's fingerprint is kept, in generation order
-//     (frontier order, then action order);
+//     the step, and the successor's fingerprint and action index are kept,
+//     in generation order (frontier order, then action order), with the
+//     successor packed unless the worker's cache knows it is not new;
 //  2. merge: the fingerprints are bucketed by set segment, keeping
 //     generation order, and each bucket is inserted into its segment (in
 //     parallel over segments; a bucket's home slots are loaded together
 //     first, so the inserts find them in cache). The first step to reach a
 //     fingerprint absent from the set is the one that makes a new state;
 //  3. collect (parallel over units): the new states are numbered in
-//     generation order, rebuilt by stepping their parent again, and written
-//     to the next frontier with their parent and action in the trail.
+//     generation order and their packed bytes copied to the next frontier,
+//     with their parent and action in the trail.
 //
 // The verdicts (the first step of the level, in generation order, that
 // shows each property) and the coverage are taken when the whole level has
@@ -184,20 +186,22 @@ type engine struct {
 	next      frontier
 	pool      blockPool
 	units     []*unit     // the chunk's
+	allUnits  []*unit     // every unit made, with its buffers, for the next chunks
 	dups      []*dupCache // per worker (dedup.go)
 	badPack   atomic.Bool // a state used a slot its design does not (a model bug)
 	hits      []hit       // per property: the first step of the level that showed it
 	seen      int         // states numbered before the level (for Found)
 
 	// the merge's buffers, reused from level to level
-	steps    int64    // steps generated in the level
-	unitsCap int64    // the units' fingerprint buffers, summed at the start of the level
-	bfp      []uint64 // fingerprints bucketed by segment
-	bnew     []bool   // by bucket position: the first of its fingerprint and not yet visited
-	kOf      []uint32 // by generation index: its bucket position
-	isNew    []bool   // by generation index: bnew[kOf[·]], gathered by unit
-	hist     [][]int  // per group of units: steps per segment, then the write cursors
-	bucketT  []int    // start of each segment's bucket, and the end
+	steps     int64    // steps generated in the chunk
+	unitsCap  int64    // the units' buffers' capacity in bytes, summed before the chunk
+	unitsUsed int64    // the bytes of the units' buffers that the chunk's steps use
+	bfp       []uint64 // fingerprints bucketed by segment
+	bnew      []bool   // by bucket position: the first of its fingerprint and not yet visited
+	kOf       []uint32 // by generation index: its bucket position
+	isNew     []bool   // by generation index: bnew[kOf[·]], gathered by unit
+	hist      [][]int  // per group of units: steps per segment, then the write cursors
+	bucketT   []int    // start of each segment's bucket, and the end
 
 	start       time.Time
 	transitions atomic.Int64
@@ -216,15 +220,16 @@ type engine struct {
 	stopAll     []int                   // Config.StopWhenViolated, as indices into props
 }
 
-// unit is one range of the frontier and the fingerprints of its steps, in
-// generation order.
+// unit is one range of the frontier and its steps, in generation order.
 type unit struct {
 	lo, hi int
-	fps    []uint64
-	first  int64 // generation index of fps[0]
-	fresh  int   // new states among its steps (after the merge)
-	id     int   // position of its first new state in the next frontier
-	found  []hit // per property: the first step in this unit that showed it
+	fps    []uint64 // per step: the successor's fingerprint (dupStep: not new)
+	acts   []uint16 // per step: its action's index among its state's actions
+	packed []byte   // the successors of the steps not marked dupStep, packed (room for all)
+	first  int64    // generation index of fps[0]
+	fresh  int      // new states among its steps (after the merge)
+	id     int      // position of its first new state in the next frontier
+	found  []hit    // per property: the first step in this unit that showed it
 	buf    []model.Action
 	nacts  []uint16    // per frontier state of the unit: its steps
 	cur    model.State // the frontier state being expanded, unpacked
@@ -285,7 +290,7 @@ func (e *engine) run() error {
 			break
 		}
 		e.noteUnitsCap()
-		if e.overMemory(0, 0) {
+		if e.overMemory(0, 0, 0) {
 			stopped = "max-memory"
 			break
 		}
@@ -318,7 +323,7 @@ func (e *engine) run() error {
 			return err
 		}
 		e.cur, e.next = e.next, e.cur
-		e.noteMemory(0, 0)
+		e.noteMemory(0, 0, 0)
 		if lv.full {
 			stopped = "max-states"
 			break
@@ -334,7 +339,7 @@ func (e *engine) run() error {
 	e.rep.Stats.StoppedBy = stopped
 	e.rep.Stats.Seconds = time.Since(e.start).Seconds()
 	e.rep.Stats.VisitedBytes = e.visitedBytes()
-	e.noteMemory(0, 0)
+	e.noteMemory(0, 0, 0)
 	e.rep.Stats.MemoryBytes = e.peak
 	for i := range e.rep.Results {
 		if e.done[i] {
@@ -361,8 +366,8 @@ func (e *engine) run() error {
 	return nil
 }
 
-// fingerprint hashes the bytes of s that its design uses (see
-// model.Packing.Fingerprint), after symmetry.
+// fingerprint hashes the bytes of s that its design uses, after symmetry
+// (see model.Packing.Fingerprint); without symmetry, model.Hash.
 func (e *engine) fingerprint(s *model.State) uint64 {
 	var fp uint64
 	var ok bool
@@ -373,7 +378,9 @@ func (e *engine) fingerprint(s *model.State) uint64 {
 		c := model.Canonical(&e.d, *s)
 		fp, ok = e.pk.Fingerprint(&c)
 	default:
-		fp, ok = e.pk.Fingerprint(s)
+		// every byte: a dropped step's state shares its fingerprint only
+		// with one that Pack checked (see expand)
+		fp, ok = model.Hash(s), true
 	}
 	if !ok {
 		e.badPack.Store(true)
@@ -388,13 +395,19 @@ func (e *engine) load(i int, s *model.State) {
 	e.pk.Unpack(e.cur.state(i, e.stride), s)
 }
 
-// noteUnitsCap sums the capacity of the units' fingerprint buffers, for
-// the memory estimate.
+// noteUnitsCap sums the capacity of the units' buffers, for the memory
+// estimate.
 func (e *engine) noteUnitsCap() {
 	e.unitsCap = 0
-	for _, u := range e.units {
-		e.unitsCap += int64(cap(u.fps))
+	for _, u := range e.allUnits {
+		e.unitsCap += int64(cap(u.fps))*8 + int64(cap(u.acts))*2 + int64(cap(u.packed))
 	}
+}
+
+// bytes is what the unit's steps may take of its buffers: u.packed
+// has room for every step (see expand).
+func (u *unit) bytes(stride int) int64 {
+	return int64(len(u.fps)) * int64(8+2+stride)
 }
 
 // levelEnd is how a level ended.
@@ -432,8 +445,9 @@ func (e *engine) runLevel(live []int) (levelEnd, error) {
 		e.next.reset(&e.pool) // the search stops: an error here changes nothing
 		e.distinct.Store(int64(e.trail.n))
 	}
-	for lo := 0; lo < nf; lo += chunkStates {
-		hi := min(lo+chunkStates, nf)
+	chunk := e.chunkStates()
+	for lo := 0; lo < nf; lo += chunk {
+		hi := min(lo+chunk, nf)
 		e.noteUnitsCap()
 		if err := e.cur.load(lo, hi, &e.pool); err != nil {
 			return end, err
@@ -481,8 +495,8 @@ func (e *engine) runLevel(live []int) (levelEnd, error) {
 			if e.bits != nil {
 				e.bits.account(fresh)
 			}
-			e.noteMemory(e.steps, int64(fresh))
-			if e.overMemory(e.steps, int64(fresh)) {
+			e.noteMemory(e.unitsUsed, e.steps, int64(fresh))
+			if e.overMemory(e.unitsUsed, e.steps, int64(fresh)) {
 				keep, end.stop = false, "max-memory"
 			} else if e.collect(fresh, start) {
 				keep, end.full = false, true
@@ -517,6 +531,17 @@ func (e *engine) runLevel(live []int) (levelEnd, error) {
 	}
 	e.seen = e.trail.n
 	return end, nil
+}
+
+// chunkStates is the number of frontier states a chunk expands:
+// chunkStates, or under a memory bound (Bounds.MaxMemory) at most one
+// block, so that the memory goes to states rather than to the units'
+// buffers (a quarter as much; the merge then loses some locality).
+func (e *engine) chunkStates() int {
+	if e.bounds.MaxMemory > 0 {
+		return min(chunkStates, blockStates())
+	}
+	return chunkStates
 }
 
 func (e *engine) remaining() int {
@@ -610,34 +635,36 @@ func (e *engine) forUnits(f func(w int, u *unit), stop func() bool) {
 // units.
 func (e *engine) expandChunk(live []int, lo, hi int) {
 	n := (hi - lo + unitStates - 1) / unitStates
-	for len(e.units) < n {
-		e.units = append(e.units, &unit{})
+	for len(e.allUnits) < n {
+		e.allUnits = append(e.allUnits, &unit{})
 	}
-	e.units = e.units[:n]
+	e.units = e.allUnits[:n] // the units of a short chunk keep the others' buffers
 	for k, u := range e.units {
 		u.lo, u.hi = lo+k*unitStates, min(lo+(k+1)*unitStates, hi)
 	}
-	var total atomic.Int64
+	var total, bytes atomic.Int64
 	for len(e.dups) < e.workers {
 		e.dups = append(e.dups, &dupCache{})
 	}
 	e.forUnits(func(w int, u *unit) {
 		e.expand(u, live, e.dups[w])
 		e.levelDone.Add(int64(u.hi - u.lo))
-		if e.overMemory(total.Add(int64(len(u.fps))), 0) {
+		if e.overMemory(bytes.Add(u.bytes(e.stride)), total.Add(int64(len(u.fps))), 0) {
 			e.abort.Store(true)
 		}
 	}, func() bool { return e.abort.Load() || e.tooMany.Load() || e.interrupted.Load() })
-	e.steps = 0
+	e.steps, e.unitsUsed = 0, 0
 	for _, u := range e.units {
 		u.first = e.steps
 		e.steps += int64(len(u.fps))
+		e.unitsUsed += u.bytes(e.stride)
 	}
 }
 
 func (e *engine) expand(u *unit, live []int, dups *dupCache) {
 	d := &e.d
-	u.fps = u.fps[:0]
+	u.fps, u.acts, u.packed = u.fps[:0], u.acts[:0], u.packed[:0]
+	st := e.stride
 	if cap(u.found) < len(e.props) {
 		u.found = make([]hit, len(e.props))
 	}
@@ -656,6 +683,12 @@ func (e *engine) expand(u *unit, live []int, dups *dupCache) {
 			return
 		}
 		before := len(u.fps)
+		// room for every step's successor, dropped by the cache or not, so
+		// that the buffer's size (in the memory estimate) does not depend
+		// on which worker took the unit
+		if need := (before + len(u.buf)) * st; cap(u.packed) < need {
+			u.packed = slices.Grow(u.packed, max(need, cap(u.packed)+cap(u.packed)/4)-len(u.packed))
+		}
 		for k, a := range u.buf {
 			if e.allow != nil && !e.allow(a) {
 				continue
@@ -674,9 +707,20 @@ func (e *engine) expand(u *unit, live []int, dups *dupCache) {
 			}
 			fp := e.fingerprint(&u.ns)
 			if dups.seen(fp) {
-				fp = dupStep // not new: the merge skips it
+				// not new: the merge skips it. Its state was packed, and
+				// checked, when the cache first saw its fingerprint, which
+				// covers the bytes that Pack leaves out.
+				fp = dupStep
+			} else {
+				// kept packed for the collect phase
+				p := len(u.packed)
+				u.packed = u.packed[:p+st]
+				if !e.pk.Pack(&u.ns, u.packed[p:]) {
+					e.badPack.Store(true)
+				}
 			}
 			u.fps = append(u.fps, fp)
+			u.acts = append(u.acts, uint16(k))
 		}
 		u.nacts = append(u.nacts, uint16(len(u.fps)-before)) // the steps taken (Allow may skip some)
 	}
@@ -718,7 +762,7 @@ func (e *engine) merge() {
 	}
 	e.bfp, e.bnew, e.kOf, e.isNew = e.bfp[:steps], e.bnew[:steps], e.kOf[:steps], e.isNew[:steps]
 	units := e.units
-	groups := min(mergeGroups, len(units))
+	groups := min(mergeGroups, max(1, len(units)/unitsPerGroup))
 	for len(e.hist) < groups {
 		e.hist = append(e.hist, make([]int, numSegs))
 	}
@@ -787,11 +831,14 @@ func (e *engine) merge() {
 	})
 }
 
-// The merge's work items: groups of units for the counting sort, ranges of
+// The merge's work items: groups of units for the counting sort (at most
+// mergeGroups, of at least unitsPerGroup units but in a small chunk: each
+// group costs the serial cursor pass a slot per segment), ranges of
 // segments for the inserts.
 const (
-	mergeGroups = 64
-	mergeRanges = 128
+	mergeGroups   = 64
+	unitsPerGroup = 8
+	mergeRanges   = 128
 )
 
 // forEach runs f(0) … f(n-1), the workers taking indices as they come free.
@@ -835,7 +882,7 @@ func (e *engine) count() int {
 }
 
 // collect is phase 3: number the chunk's fresh new states in generation
-// order (up to MaxStates), rebuild them from their parents into the next
+// order (up to MaxStates), copy them from their units into the next
 // frontier (whose first state has id start), and record parent and action.
 // It reports whether MaxStates stopped it.
 func (e *engine) collect(fresh, start int) bool {
@@ -850,47 +897,35 @@ func (e *engine) collect(fresh, start int) bool {
 	first := e.trail.n
 	e.trail.grow(fresh)
 	e.next.grow(fresh, &e.pool)
-	e.forUnits(func(_ int, u *unit) { e.rebuild(u, first, first-start, fresh) }, func() bool { return false })
+	e.forUnits(func(_ int, u *unit) { e.copyNew(u, first, first-start, fresh) }, func() bool { return false })
 	e.distinct.Store(int64(e.trail.n))
 	return full
 }
 
-// rebuild steps again the new states of unit u into the next frontier:
-// the chunk's first new state has id first and is state pos of the next
+// copyNew copies the new states of unit u into the next frontier: the
+// chunk's first new state has id first and is state pos of the next
 // frontier.
-func (e *engine) rebuild(u *unit, first, pos, limit int) {
+func (e *engine) copyNew(u *unit, first, pos, limit int) {
 	if u.fresh == 0 || u.id >= limit {
 		return
 	}
-	d := &e.d
 	flags := e.isNew[u.first : u.first+int64(len(u.fps))]
 	g := 0
 	at := u.id
 	st := e.stride
+	p := 0 // u.packed's next state
 	for i := u.lo; i < u.hi && at < limit; i++ {
-		n := int(u.nacts[i-u.lo])
-		if !slices.Contains(flags[g:g+n], true) {
-			g += n // no new state: neither unpacked nor its actions listed
-			continue
-		}
-		s := &u.cur
-		e.load(i, s)
-		u.buf = model.Actions(d, s, u.buf)
 		kids := at
-		for k, a := range u.buf {
-			if e.allow != nil && !e.allow(a) {
+		for end := g + int(u.nacts[i-u.lo]); g < end; g++ {
+			if u.fps[g] == dupStep {
 				continue
 			}
 			if flags[g] && at < limit {
-				u.ns = *s
-				model.StepTo(d, &u.ns, a, &u.ev)
-				if !e.pk.Pack(&u.ns, e.next.state(pos+at, st)) {
-					e.badPack.Store(true)
-				}
-				e.trail.set(uint32(first+at), uint16(k))
+				copy(e.next.state(pos+at, st), u.packed[p:p+st])
+				e.trail.set(uint32(first+at), u.acts[g])
 				at++
 			}
-			g++
+			p += st
 		}
 		if at > kids {
 			e.trail.setKids(e.base+uint32(i), at-kids)
@@ -901,12 +936,13 @@ func (e *engine) rebuild(u *unit, first, pos, limit int) {
 func (e *engine) visitedBytes() int64 { return e.tableBytes() + e.trail.bytes() }
 
 // memoryAt is the estimated memory of the search with steps generated
-// steps in the chunk and fresh new states to copy into the next frontier:
-// the visited set and trail, the frontiers' blocks (and those the fresh
-// states need beyond the free ones), and the merge's arrays. Buffers only
-// grow; one that must grow is counted twice, old and new, as both are live
-// until the collector frees the old one.
-func (e *engine) memoryAt(steps, fresh int64) int64 {
+// steps in the chunk, taking units bytes of the units' buffers, and fresh
+// new states to copy into the next frontier: the visited set and trail,
+// the frontiers' blocks (and those the fresh states need beyond the free
+// ones), the units' buffers and the merge's arrays. Buffers only grow; one
+// that must grow is counted twice, old and new, as both are live until the
+// collector frees the old one.
+func (e *engine) memoryAt(units, steps, fresh int64) int64 {
 	grown := func(have, need int64) int64 {
 		if need > have {
 			return have + need
@@ -922,14 +958,14 @@ func (e *engine) memoryAt(steps, fresh int64) int64 {
 			m += more * ls * int64(e.stride)
 		}
 	}
-	m += grown(e.unitsCap, steps) * 8
-	m += grown(int64(cap(e.bfp)), steps) * (stepBytes - 8)
+	m += grown(e.unitsCap, units)
+	m += grown(int64(cap(e.bfp)), steps) * mergeStepBytes
 	return m
 }
 
 // noteMemory updates the estimate and its peak. Not for the workers.
-func (e *engine) noteMemory(steps, fresh int64) int64 {
-	m := e.memoryAt(steps, fresh)
+func (e *engine) noteMemory(units, steps, fresh int64) int64 {
+	m := e.memoryAt(units, steps, fresh)
 	e.memory.Store(m)
 	e.peak = max(e.peak, m)
 	return m
@@ -937,11 +973,11 @@ func (e *engine) noteMemory(steps, fresh int64) int64 {
 
 // overMemory reports whether the estimate passes MaxMemory. The workers
 // call it while they expand: nothing it reads changes then.
-func (e *engine) overMemory(steps, fresh int64) bool {
+func (e *engine) overMemory(units, steps, fresh int64) bool {
 	if e.bounds.MaxMemory <= 0 {
 		return false
 	}
-	return e.memoryAt(steps, fresh) > e.bounds.MaxMemory
+	return e.memoryAt(units, steps, fresh) > e.bounds.MaxMemory
 }
 
 // progressInterval is how often Config.Progress is called.

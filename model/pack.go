@@ -32,17 +32,19 @@ const (
 // State is whole 8-byte words (Pack's zero check reads it by words).
 const _ = uint(stateWords*8 - stateSize)
 
-// piece is a run of kept bytes inside one 8-byte word of the State:
-// State offset from, packed offset to, length n; word is the offset of
-// that word and shift the piece's place in it in bits; at is the packed
-// offset of the 8 bytes Unpack reads it from (to, or the last 8 bytes of
-// the packed state) and atShift its place there; mask is the mask of n
-// bytes.
+// ... and a multiple of 5 of them (Pack's zero check takes 5 at a time).
+const _ = -uint(stateWords % 5)
+
+// piece is a run of at most 8 kept bytes: State offset from, packed
+// offset to, length n, and mask the mask of n bytes. Pack and Unpack move
+// it as one unaligned 8-byte word: from the State at lo (from, or the
+// State's last 8 bytes when from is within 8 bytes of its end) shifted by
+// shift bits, to the packed state at to (in a scratch copy with 8 bytes of
+// room past the end).
 type piece struct {
 	from, to, n uint16
-	word, at    uint16
+	lo          uint16
 	shift       uint8
-	atShift     uint8
 	mask        uint64
 }
 
@@ -86,7 +88,7 @@ func packing(d *Design, wide bool) Packing {
 			p.drop[k/8] |= 0xff << (8 * (k % 8))
 			continue
 		}
-		if n := len(p.pieces); n > 0 && int(p.pieces[n-1].from+p.pieces[n-1].n) == k && k%8 != 0 {
+		if n := len(p.pieces); n > 0 && int(p.pieces[n-1].from+p.pieces[n-1].n) == k && p.pieces[n-1].n < 8 {
 			p.pieces[n-1].n++
 		} else {
 			p.pieces = append(p.pieces, piece{from: uint16(k), to: uint16(p.size), n: 1})
@@ -99,10 +101,8 @@ func packing(d *Design, wide bool) Packing {
 		if pc.n == 8 {
 			pc.mask = ^uint64(0)
 		}
-		pc.word = pc.from &^ 7
-		pc.shift = uint8(8 * (pc.from - pc.word))
-		pc.at = uint16(max(0, min(int(pc.to), p.size-8)))
-		pc.atShift = uint8(8 * (pc.to - pc.at))
+		pc.lo = min(pc.from, uint16(stateSize-8))
+		pc.shift = uint8(8 * (pc.from - pc.lo))
 	}
 	return p
 }
@@ -181,64 +181,45 @@ func restFields(d *Design, wide bool) []field {
 func (p Packing) Size() int { return p.size }
 
 // Pack writes s's kept bytes to dst[:p.Size()] and reports whether every
-// byte it left out is zero, that is, whether Unpack gives s back. The
-// pieces are gathered into whole words before they are written, so that
-// no load waits on a narrower store just before it.
+// byte it left out is zero, that is, whether Unpack gives s back. Each
+// piece is one 8-byte load and one 8-byte store into a scratch copy of the
+// packed state (a piece's store may run past its bytes: the next piece's
+// store, further on, writes them again), then copied to dst at once.
 func (p Packing) Pack(s *State, dst []byte) bool {
-	b := s.bytes()
 	dst = dst[:p.size]
-	var acc uint64 // bytes gathered, not yet written
-	nb := uint(0)  // bits in acc
-	pos := 0
+	var out [stateSize + 8]byte
+	sp, op := unsafe.Pointer(s), unsafe.Pointer(&out)
 	for _, pc := range p.pieces {
-		v := binary.LittleEndian.Uint64(b[pc.word:]) >> pc.shift & pc.mask
-		bits := uint(pc.n) * 8
-		acc |= v << nb
-		if nb+bits < 64 {
-			nb += bits
-			continue
-		}
-		binary.LittleEndian.PutUint64(dst[pos:], acc)
-		pos += 8
-		nb = nb + bits - 64
-		acc = v >> (bits - nb) // the piece's bytes that did not fit (none: a shift by 64 is 0)
+		store64(op, uintptr(pc.to), load64(sp, uintptr(pc.lo))>>pc.shift&pc.mask)
 	}
-	for ; pos < p.size; pos++ {
-		dst[pos] = byte(acc)
-		acc >>= 8
-	}
+	copy(dst, out[:p.size])
 	var or uint64
-	for k := range p.drop {
-		or |= binary.LittleEndian.Uint64(b[8*k:]) & p.drop[k]
+	d := p.drop
+	for k := 0; k+5 <= stateWords; k += 5 { // stateWords is 25
+		o := uintptr(8 * k)
+		or |= load64(sp, o)&d[k] | load64(sp, o+8)&d[k+1] | load64(sp, o+16)&d[k+2] |
+			load64(sp, o+24)&d[k+3] | load64(sp, o+32)&d[k+4]
 	}
 	return or == 0
 }
 
-// Unpack sets *s to the state packed in src. Each word of the State is
-// assembled from its pieces and written once.
+// Unpack sets *s to the state packed in src: the State is cleared, then
+// each piece is one 8-byte load from a scratch copy of src and one 8-byte
+// store into the State, in State order (a store that runs past its piece
+// writes zeros that a later piece overwrites; a piece in the State's last
+// 8 bytes is merged into them).
 func (p Packing) Unpack(src []byte, s *State) {
+	var in [stateSize + 8]byte
+	copy(in[:], src[:p.size])
 	*s = State{}
-	b := s.bytes()
-	src = src[:p.size]
-	if p.size < 8 {
-		var in [8]byte
-		copy(in[:], src)
-		src = in[:]
-	}
-	var w uint64
-	word := -1
+	sp, ip := unsafe.Pointer(s), unsafe.Pointer(&in)
 	for _, pc := range p.pieces {
-		v := binary.LittleEndian.Uint64(src[pc.at:]) >> pc.atShift & pc.mask
-		if int(pc.word) != word {
-			if word >= 0 {
-				binary.LittleEndian.PutUint64(b[word:], w)
-			}
-			word, w = int(pc.word), 0
+		v := load64(ip, uintptr(pc.to)) & pc.mask
+		if pc.lo == pc.from {
+			store64(sp, uintptr(pc.from), v)
+		} else {
+			store64(sp, uintptr(pc.lo), load64(sp, uintptr(pc.lo))|v<<pc.shift)
 		}
-		w |= v << pc.shift
-	}
-	if word >= 0 {
-		binary.LittleEndian.PutUint64(b[word:], w)
 	}
 }
 
@@ -252,6 +233,57 @@ func allZero(b []byte) bool {
 		or |= uint64(c)
 	}
 	return or == 0
+}
+
+// Hash is a 64-bit hash of all of s's bytes: the search's fingerprint of
+// a state without symmetry. Two states have the same hash only by a
+// 64-bit hash collision. It covers the unused slots and the fields that
+// a packing leaves out too, so that a state that sets one (a model bug,
+// which Pack reports) never shares a fingerprint with the state without
+// it.
+//
+// It folds the State's 16-byte blocks with the same 64×64→128-bit
+// multiply as hashBytes, in two independent chains that the CPU overlaps,
+// reading the state in place; a last partial block is the State's last 16
+// bytes. It is not hashBytes's value.
+func Hash(s *State) uint64 {
+	const size = uintptr(stateSize)
+	b := unsafe.Pointer(s)
+	h1, h2 := hashSeed, hashSeed2
+	o := uintptr(0)
+	for ; o+32 <= size; o += 32 {
+		h1 = hashWords(load64(b, o), load64(b, o+8), h1)
+		h2 = hashWords(load64(b, o+16), load64(b, o+24), h2)
+	}
+	if o+16 <= size {
+		h1 = hashWords(load64(b, o), load64(b, o+8), h1)
+		o += 16
+	}
+	if o < size {
+		h2 = hashWords(load64(b, size-16), load64(b, size-8), h2)
+	}
+	return mix(h1 ^ bits.RotateLeft64(h2, 32))
+}
+
+// hashSeed2 starts Hash's second chain.
+const hashSeed2 = uint64(0xD6E8FEB86659FD93)
+
+// load64 reads the 8 bytes at offset o of b as a little-endian word (the
+// offsets are NewPacking's: the 8 bytes are inside b's object); on amd64
+// and arm64 one unaligned load.
+func load64(b unsafe.Pointer, o uintptr) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(b, o))[:])
+}
+
+// store64 writes v as the little-endian 8 bytes at offset o of b.
+func store64(b unsafe.Pointer, o uintptr, v uint64) {
+	binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(b, o))[:], v)
+}
+
+// hashWords is hashBlock of the 16 bytes a, b.
+func hashWords(a, b, h uint64) uint64 {
+	hi, lo := bits.Mul64(a^0xa0761d6478bd642f, b^h)
+	return hi ^ lo
 }
 
 // Fingerprint is a 64-bit hash of s's bytes past its unused client slots

@@ -3,6 +3,7 @@ package model_test
 import (
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -72,4 +73,40 @@ func TestPackRefusesAnUnusedSlot(t *testing.T) {
 	var back model.State
 	wide.Unpack(wbuf, &back)
 	require.Equal(t, s, back)
+}
+
+// The hash of every state that random runs of every catalogue design reach
+// differs from those of the other states reached, and changes when any one
+// bit of the state does.
+func TestHashOverTheCatalogue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, d := range catalogue.Designs() {
+		seen := map[uint64]model.State{}
+		for run := 0; run < 10; run++ {
+			s := model.Init(&d)
+			var acts []model.Action
+			for step := 0; step < 100; step++ {
+				h := model.Hash(&s)
+				if o, ok := seen[h]; ok {
+					require.Equal(t, o, s, "%s: two states, one hash", d.Name())
+				}
+				seen[h] = s
+				if step == 0 && run == 0 {
+					b := unsafe.Slice((*byte)(unsafe.Pointer(&s)), unsafe.Sizeof(s))
+					for k := range b {
+						for bit := 0; bit < 8; bit++ {
+							b[k] ^= 1 << bit
+							require.NotEqual(t, h, model.Hash(&s), "%s: flipping bit %d of byte %d keeps the hash", d.Name(), bit, k)
+							b[k] ^= 1 << bit
+						}
+					}
+				}
+				acts = model.Actions(&d, &s, acts)
+				if len(acts) == 0 {
+					break
+				}
+				s, _ = model.Step(&d, s, acts[rng.IntN(len(acts))])
+			}
+		}
+	}
 }
