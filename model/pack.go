@@ -243,30 +243,36 @@ func allZero(b []byte) bool {
 // it.
 //
 // It folds the State's 16-byte blocks with the same 64×64→128-bit
-// multiply as hashBytes, in two independent chains that the CPU overlaps,
+// multiply as hashBytes, in four independent chains that the CPU overlaps,
 // reading the state in place; a last partial block is the State's last 16
 // bytes. It is not hashBytes's value.
 func Hash(s *State) uint64 {
 	const size = uintptr(stateSize)
 	b := unsafe.Pointer(s)
-	h1, h2 := hashSeed, hashSeed2
+	h1, h2, h3, h4 := hashSeed, hashSeed2, hashSeed3, hashSeed4
 	o := uintptr(0)
-	for ; o+32 <= size; o += 32 {
+	for ; o+64 <= size; o += 64 {
 		h1 = hashWords(load64(b, o), load64(b, o+8), h1)
 		h2 = hashWords(load64(b, o+16), load64(b, o+24), h2)
+		h3 = hashWords(load64(b, o+32), load64(b, o+40), h3)
+		h4 = hashWords(load64(b, o+48), load64(b, o+56), h4)
 	}
-	if o+16 <= size {
+	for ; o+16 <= size; o += 16 {
 		h1 = hashWords(load64(b, o), load64(b, o+8), h1)
-		o += 16
+		h1, h2, h3, h4 = h2, h3, h4, h1
 	}
 	if o < size {
-		h2 = hashWords(load64(b, size-16), load64(b, size-8), h2)
+		h4 = hashWords(load64(b, size-16), load64(b, size-8), h4)
 	}
-	return mix(h1 ^ bits.RotateLeft64(h2, 32))
+	return mix(h1 ^ bits.RotateLeft64(h2, 16) ^ bits.RotateLeft64(h3, 32) ^ bits.RotateLeft64(h4, 48))
 }
 
-// hashSeed2 starts Hash's second chain.
-const hashSeed2 = uint64(0xD6E8FEB86659FD93)
+// Hash's chains start from hashSeed and these.
+const (
+	hashSeed2 = uint64(0xD6E8FEB86659FD93)
+	hashSeed3 = uint64(0xC2B2AE3D27D4EB4F)
+	hashSeed4 = uint64(0x165667B19E3779F9)
+)
 
 // load64 reads the 8 bytes at offset o of b as a little-endian word (the
 // offsets are NewPacking's: the 8 bytes are inside b's object); on amd64
