@@ -109,14 +109,24 @@ func redlockAcquire(d *Design, s *State, i int, ev *Event) {
 }
 
 // redlockRelease releases on every node (get-del: GET on every node first).
+// ev.Other is the owner of another client's key the release reached (on a
+// node up and not cut off from it), the last one it removed if it removed
+// any (EvRemovedOther): redsync's unlock is a GET-compare-DEL script run on
+// each node, so each such key puts the ownership check to the test
+// (ForeignRelease). A plain DEL removes it, even a vote another client won
+// mid-acquire, which then counts a majority it does not hold.
 func redlockRelease(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	me := uint8(i + 1)
+	ev.Other = 0
 	if d.Release == ReleaseGetDel && c.Phase == PhaseRelease {
 		c.Votes = 0
 		for k := 0; k < d.Nodes; k++ {
 			if s.Nodes[k].Owner == me {
 				c.Votes |= 1 << k
+			}
+			if ev.Other == 0 && redlockForeignKey(d, s, i, k) {
+				ev.Other = s.Nodes[k].Owner
 			}
 		}
 		ev.Result, ev.Value = ResOK, c.Votes
@@ -126,6 +136,9 @@ func redlockRelease(d *Design, s *State, i int, ev *Event) {
 	ev.Result = ResNoop
 	for k := 0; k < d.Nodes; k++ {
 		n := &s.Nodes[k]
+		if ev.Flags&EvRemovedOther == 0 && redlockForeignKey(d, s, i, k) {
+			ev.Other = n.Owner
+		}
 		del := false
 		switch d.Release {
 		case ReleaseDel:
@@ -145,6 +158,13 @@ func redlockRelease(d *Design, s *State, i int, ev *Event) {
 		}
 	}
 	finishJob(d, c, ev)
+}
+
+// redlockForeignKey reports whether node k is up, reached by client i, and
+// holds another client's key.
+func redlockForeignKey(d *Design, s *State, i, k int) bool {
+	n := &s.Nodes[k]
+	return n.Owner != 0 && n.Owner != uint8(i+1) && n.Back == 0 && reach(d, s, i, k)
 }
 
 func popcount(x uint8) int {

@@ -16,7 +16,7 @@ var _ [64 - numActionKinds]struct{}
 type Coverage struct {
 	Kinds          uint64 // bit k: an action of kind k occurred
 	LockLost       bool   // a lock expired or was taken while its holder believed in it (LockLost)
-	ForeignRelease bool   // a release reached a lock another client held (ForeignRelease)
+	ForeignRelease bool   // a release reached a lock (Redlock: a node's key) another client held (ForeignRelease)
 	LateRelease    bool   // a late release met its own client's lock of a later job (jobs=N)
 }
 
@@ -76,8 +76,10 @@ func (c *Coverage) AddWitnesses(w uint8) {
 }
 
 // ForeignRelease reports whether the step is a release (or get-del's DEL)
-// that reached the lock while another client held it (on node 0): a late
-// or retried release, the test that own-release needs.
+// that reached the lock while another client held it: a late or retried
+// release, the test that own-release needs. For Redlock it is a node's key,
+// as own-release's violation is: the release reached a node, up and not cut
+// off, whose key was another client's (redlockRelease's ev.Other).
 func ForeignRelease(d *Design, s *State, ev *Event) bool {
 	if ev == nil || (ev.Action.Kind != ActRelease && ev.Action.Kind != ActDel) {
 		return false

@@ -1,0 +1,82 @@
+package model
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// redlockAt is a Redlock state at t=3 in which client A (0) is about to
+// release and node k's key is owners[k]'s (client+1; 0 no key).
+func redlockAt(t *testing.T, name string, owners ...uint8) (Design, State) {
+	t.Helper()
+	d, err := ParseDesign(name)
+	require.NoError(t, err)
+	require.Equal(t, d.Nodes, len(owners))
+	s := Init(&d)
+	s.Now = 3
+	for k, o := range owners {
+		if o != 0 {
+			s.Nodes[k].Owner, s.Nodes[k].Exp = o, 11
+		}
+	}
+	a := &s.Clients[0]
+	a.Phase, a.Flags = PhaseRelease, FlagStarted|FlagBelieves
+	return d, s
+}
+
+// A Redlock release puts own-release to the test when it reaches another
+// client's key on a node (up, not cut off from it), as own-release's
+// violation is per node: the old rule asked node 1's owner only (StepTo's
+// ev.Other), which saw a key the release never reached and missed a
+// majority elsewhere.
+func TestRedlockForeignReleaseWitness(t *testing.T) {
+	const base = "redlock/cad/none/plain,clients=2,nodes=3"
+	release := Action{Kind: ActRelease, Client: 0}
+	wit := func(d Design, s State) (bool, Event) {
+		t.Helper()
+		require.True(t, Enabled(&d, &s, release))
+		after, ev := Step(&d, s, release)
+		return Witnesses(&d, &after, &ev)&WitForeignRelease != 0, ev
+	}
+
+	// B holds node 1, not a majority, A nodes 2 and 3: the release meets
+	// B's vote and leaves it; a plain DEL in the same state removes it, and
+	// B may then count a majority it does not hold
+	d, s := redlockAt(t, base, 2, 1, 1)
+	w, ev := wit(d, s)
+	require.True(t, w)
+	require.Equal(t, uint8(2), ev.Other) // B's key, reached
+	dd, _ := redlockAt(t, "redlock/del/none/plain,clients=2,nodes=3", 2, 1, 1)
+	_, ev = Step(&dd, s, release)
+	require.NotZero(t, ev.Flags&EvRemovedOther)
+
+	// the same key on node 1 with node 1 out of the release's reach: cut
+	// off by a partition, or down (restarting, its key kept on disk). The
+	// old rule counted both.
+	d, s = redlockAt(t, base+",partition=node,partitions=1", 2, 1, 1)
+	s.Clients[0].Cut, s.Clients[0].Group = 10, 1
+	w, _ = wit(d, s)
+	require.False(t, w)
+	d, s = redlockAt(t, base+",node-crashes=1,persist=1,restart=10", 2, 1, 1)
+	s.Nodes[0].Back, s.NodeCrashed = 12, 1
+	w, _ = wit(d, s)
+	require.False(t, w)
+
+	// B holds a majority (nodes 2 and 3) without node 1, where A's stale key
+	// is: the old rule saw A's own key on node 1 and no witness
+	d, s = redlockAt(t, base, 1, 2, 2)
+	w, ev = wit(d, s)
+	require.True(t, w)
+	require.Equal(t, uint8(2), ev.Other)
+
+	// B's key on node 3 only (a vote won mid-acquire), not on node 1
+	d, s = redlockAt(t, base, 1, 1, 2)
+	w, _ = wit(d, s)
+	require.True(t, w)
+
+	// nobody else's key: no witness
+	d, s = redlockAt(t, base, 1, 1, 0)
+	w, _ = wit(d, s)
+	require.False(t, w)
+}
