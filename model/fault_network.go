@@ -337,6 +337,10 @@ func describeArrive(d *Design, st *StepRecord) string {
 	switch {
 	case ev.Result == ResOK:
 		s += "deleted"
+	case d.Lock == LockRedlock && ev.Other == 0: // ev.Other: the lock's holder (redlockHolder)
+		s += "nobody holds the lock, nothing deleted"
+	case d.Lock == LockRedlock:
+		s += "the lock is " + owner(ev.Other) + ", left alone"
 	case ev.Other == 0:
 		s += "no key"
 	default:

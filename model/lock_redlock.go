@@ -62,6 +62,35 @@ func redlockHolds(d *Design, s *State, i int) bool {
 	return n >= majority(d)
 }
 
+// redlockHolder is the lock's holder (client+1; 0 none) as client i's step
+// meets it: i itself if it holds (redlockHolds), else the lowest-numbered
+// client that does. Down nodes count for every client, so two clients may
+// both hold; preferring i makes the holder i exactly when HoldsLock(d, s, i),
+// the answer the step's ✗ (EvUnsafe) gives.
+func redlockHolder(d *Design, s *State, i int) uint8 {
+	var keys [MaxClients + 1]int
+	down := 0
+	for k := 0; k < d.Nodes; k++ {
+		n := &s.Nodes[k]
+		if int(n.Owner) < len(keys) {
+			keys[n.Owner]++
+		}
+		if n.Back != 0 {
+			down++
+		}
+	}
+	need := majority(d) - down
+	if keys[i+1] >= need {
+		return uint8(i + 1)
+	}
+	for j := 0; j < d.Clients; j++ {
+		if keys[j+1] >= need {
+			return uint8(j + 1)
+		}
+	}
+	return 0
+}
+
 // redlockAcquire asks node c.Asked; after the last node it counts.
 func redlockAcquire(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]

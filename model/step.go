@@ -260,7 +260,7 @@ type Event struct {
 	Token  uint16 // token sent or received
 	MaxTok uint16 // storage's highest token, when it refused
 	Value  uint8  // value read or written; GET: owner+1 seen; redlock: votes
-	Other  uint8  // the lock's holder (client+1) before a client's step; 0 none (Redlock: node 1's key; its acquire: the asked node's key; its release: another's key it reached, redlockRelease); a release that removed another's key: that key's owner
+	Other  uint8  // the lock's holder (client+1) before a client's step; 0 none (Redlock: redlockHolder; its acquire: the asked node's key; its release: another's key it reached, redlockRelease); a release that removed another's key: that key's owner
 	Node   uint8  // redlock: the node asked
 	Held   uint8  // redlock: nodes the acting client holds at the step
 	// For ticks: masks of clients whose key expired / who resumed.
@@ -457,7 +457,12 @@ func Step(d *Design, s State, a Action) (State, Event) {
 func StepTo(d *Design, s *State, a Action, ev *Event) {
 	*ev = Event{Action: a, Now: s.Now}
 	if a.Kind.ByClient() {
-		ev.Other = s.Nodes[0].Owner
+		switch {
+		case d.Lock != LockRedlock:
+			ev.Other = s.Nodes[0].Owner
+		case a.Kind != ActAcquire && a.Kind != ActRelease && a.Kind != ActDel: // those set their own
+			ev.Other = redlockHolder(d, s, int(a.Client))
+		}
 		if s.Clients[a.Client].Flags&FlagOldSide != 0 {
 			ev.Flags |= EvOldSide
 		}

@@ -80,3 +80,37 @@ func TestRedlockForeignReleaseWitness(t *testing.T) {
 	w, _ = wit(d, s)
 	require.False(t, w)
 }
+
+// ev.Other of a Redlock client step is the lock's holder: the acting
+// client when its keys and the down nodes make a majority (so the holder is
+// the actor exactly when the step has no ✗), else the first client whose
+// do; node 1's key says nothing.
+func TestRedlockOtherIsTheHolder(t *testing.T) {
+	d, s := redlockAt(t, "redlock/cad/none/plain,clients=2,nodes=3", 1, 2, 2)
+	a := &s.Clients[0]
+	a.Phase = PhaseRead
+	_, ev := Step(&d, s, Action{Kind: ActRead, Client: 0})
+	require.Equal(t, uint8(2), ev.Other)
+	require.NotZero(t, ev.Flags&EvUnsafe)
+
+	// node 3 down: A (node 1) and B (node 2) each make a majority with it;
+	// each one's step sees itself as the holder, and no ✗
+	d, s = redlockAt(t, "redlock/cad/none/plain,clients=2,nodes=3,node-crashes=1,restart=10", 1, 2, 0)
+	s.Nodes[2].Back, s.NodeCrashed = 12, 1
+	for i := range 2 {
+		c := &s.Clients[i]
+		c.Phase, c.Flags = PhaseRead, FlagStarted|FlagBelieves
+		_, ev = Step(&d, s, Action{Kind: ActRead, Client: uint8(i)})
+		require.Equal(t, uint8(i+1), ev.Other)
+		require.Zero(t, ev.Flags&EvUnsafe)
+	}
+
+	// every other lock service: node 1's key, as before
+	d, err := ParseDesign("redis/cad/none/plain,clients=2")
+	require.NoError(t, err)
+	s = Init(&d)
+	s.Nodes[0].Owner, s.Nodes[0].Exp = 2, 11
+	s.Clients[0].Phase, s.Clients[0].Flags = PhaseRead, FlagStarted|FlagBelieves
+	_, ev = Step(&d, s, Action{Kind: ActRead, Client: 0})
+	require.Equal(t, uint8(2), ev.Other)
+}
