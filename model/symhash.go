@@ -1,7 +1,6 @@
 package model
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"unsafe"
 )
@@ -25,35 +24,61 @@ const restBytes = stateSize - nodesOff
 
 // SymmetricFingerprint is a 64-bit hash of s's class under client
 // renaming: states with the same Canonical form have the same value, and
-// states with different ones differ but for a 64-bit hash collision. Like
-// Fingerprint it reports whether the unused client slots are zero. It is
-// for designs whose only symmetry is the clients' (OnlyClientSymmetry).
+// states with different ones differ but for a 64-bit hash collision. It
+// reads the used client slots and everything from the first node on, in
+// place; it does not look at the unused client slots (Pack checks that
+// they are zero), and reports false if a key's owner is not a client. It
+// is for designs whose only symmetry is the clients' (OnlyClientSymmetry).
 func (p Packing) SymmetricFingerprint(s *State) (uint64, bool) {
-	b := s.bytes()
-	ok := allZero(b[p.clients:nodesOff])
+	b := unsafe.Pointer(s)
 	var owns [MaxClients + 1]uint64 // owns[o]: nodes whose Owner is o (o = client+1); owns[0] is unused
-	var rest [restBytes]byte
-	copy(rest[:], b[nodesOff:])
+	ok := true
 	for k := 0; k < MaxNodes; k++ {
-		at := k*nodeBytes + nodeOwnerOff
-		o := rest[at]
-		rest[at] = 0
-		if int(o) <= MaxClients {
+		if o := s.Nodes[k].Owner; int(o) <= MaxClients {
 			owns[o] |= 1 << k
 		} else {
 			ok = false // not a client: the model never writes one
 		}
 	}
 	var sum uint64
-	n := p.clients / clientBytes
-	for i := 0; i < n; i++ {
-		c := b[i*clientBytes : (i+1)*clientBytes]
-		sum += clientHash(c, owns[i+1])
+	for i := 0; i < p.clients/clientBytes; i++ {
+		at := uintptr(i * clientBytes)
+		sum += clientHash(load64(b, at), load64(b, at+8), uint64(s.Clients[i].Job)|uint64(s.Clients[i].Marks)<<8|owns[i+1]<<16)
 	}
-	h := hashBytesFrom(rest[:], hashSeed)
-	hi, lo := bits.Mul64(h^0x8bb84b93962eacc9, sum^0x4b33a62ed433d4a3)
-	return mix(hi ^ lo), ok
+	// the rest, 7 words from the first node on, with the owners left out,
+	// in two chains
+	const o = uintptr(nodesOff)
+	m := &restMask
+	h1 := hashWords(load64(b, o)&m[0], load64(b, o+8)&m[1], hashSeed)
+	h2 := hashWords(load64(b, o+16)&m[2], load64(b, o+24)&m[3], hashSeed2)
+	h1 = hashWords(load64(b, o+32)&m[4], load64(b, o+40)&m[5], h1)
+	h2 = hashWords(load64(b, o+48)&m[6], 0, h2)
+	return mix(h1 ^ bits.RotateLeft64(h2, 32) + sum), ok
 }
+
+// restMask masks the Owner bytes out of the 7 words from the first node
+// on (SymmetricFingerprint).
+var restMask = func() (m [restBytes / 8]uint64) {
+	for k := range m {
+		m[k] = ^uint64(0)
+	}
+	for n := 0; n < MaxNodes; n++ {
+		at := n*nodeBytes + nodeOwnerOff
+		m[at/8] &^= 0xff << (8 * (at % 8))
+	}
+	return m
+}()
+
+// The rest is 7 whole words (SymmetricFingerprint reads it so), and a
+// client's last two bytes are Job and Marks.
+const _ = uint(restBytes - 56)
+const _ = uint(56 - restBytes)
+const _ = uint(clientBytes - 18)
+const _ = uint(18 - clientBytes)
+const _ = uint(unsafe.Offsetof(Client{}.Job) - 16)
+const _ = uint(16 - unsafe.Offsetof(Client{}.Job))
+const _ = uint(unsafe.Offsetof(Client{}.Marks) - 17)
+const _ = uint(17 - unsafe.Offsetof(Client{}.Marks))
 
 // OnlyClientSymmetry reports whether Canonical renames only the clients of
 // design d, so that SymmetricFingerprint is the fingerprint of its
@@ -66,20 +91,9 @@ func (p Packing) SymmetricFingerprint(s *State) (uint64, bool) {
 // be kept on Canonical here.
 func OnlyClientSymmetry(d *Design) bool { return true }
 
-// The client's last bytes and its owner mask share one word.
-const _ = uint(64 - 8*(clientBytes-16) - MaxNodes) // a compile error if they do not fit
-const _ = uint(clientBytes - 16)                   // … or if a client is shorter than two words
-
-// clientHash hashes one client's bytes and the mask of the nodes it owns.
-func clientHash(c []byte, owns uint64) uint64 {
-	_ = c[clientBytes-1]
-	w0 := binary.LittleEndian.Uint64(c)
-	w1 := binary.LittleEndian.Uint64(c[8:])
-	var w2 uint64
-	for k := 16; k < clientBytes; k++ {
-		w2 |= uint64(c[k]) << (8 * (k - 16))
-	}
-	w2 |= owns << (8 * (clientBytes - 16))
+// clientHash hashes one client: its first 16 bytes in w0 and w1, its last
+// two and the mask of the nodes it owns in w2.
+func clientHash(w0, w1, w2 uint64) uint64 {
 	hi, lo := bits.Mul64(w0^0xa0761d6478bd642f, w1^0xe7037ed1a0b428db)
 	hi, lo = bits.Mul64(hi^lo^0x589965cc75374cc3, w2^0x1d8e4e27c47d124f)
 	return mix(hi ^ lo)

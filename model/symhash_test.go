@@ -125,9 +125,12 @@ func TestSymmetricFingerprintSeesTheOwner(t *testing.T) {
 	if _, ok := pk.SymmetricFingerprint(&bad); ok {
 		t.Fatal("an owner past the clients must be reported")
 	}
-	unused := a
-	unused.Clients[d.Clients].Read = 1
-	if _, ok := pk.SymmetricFingerprint(&unused); ok {
-		t.Fatal("an unused client slot that is not zero must be reported")
+	unused := a                        // an unused client slot that is not zero: the fingerprint
+	unused.Clients[d.Clients].Read = 1 // does not read it, Pack refuses it
+	if fu, _ := pk.SymmetricFingerprint(&unused); fu != fa {
+		t.Fatal("the fingerprint reads the unused client slots")
+	}
+	if pk.Pack(&unused, make([]byte, pk.Size())) {
+		t.Fatal("Pack must refuse an unused client slot that is not zero")
 	}
 }
