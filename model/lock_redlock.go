@@ -51,11 +51,12 @@ func majority(d *Design) int { return d.Nodes/2 + 1 }
 
 // redlockHolds: client i's keys on the nodes that are up, plus the nodes
 // that are down (a down node votes for nobody until it is back), make a
-// majority.
+// majority. A key kept on a down node (persist=1, restart=N) counts once,
+// as a down node: a crash alone neither gives nor takes the lock.
 func redlockHolds(d *Design, s *State, i int) bool {
-	n := heldNodes(d, s, i)
+	n := 0
 	for k := 0; k < d.Nodes; k++ {
-		if s.Nodes[k].Back != 0 {
+		if s.Nodes[k].Back != 0 || s.Nodes[k].Owner == uint8(i+1) {
 			n++
 		}
 	}
@@ -72,11 +73,10 @@ func redlockHolder(d *Design, s *State, i int) uint8 {
 	down := 0
 	for k := 0; k < d.Nodes; k++ {
 		n := &s.Nodes[k]
-		if int(n.Owner) < len(keys) {
-			keys[n.Owner]++
-		}
 		if n.Back != 0 {
 			down++
+		} else if int(n.Owner) < len(keys) {
+			keys[n.Owner]++
 		}
 	}
 	need := majority(d) - down

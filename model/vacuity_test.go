@@ -114,3 +114,18 @@ func TestRedlockOtherIsTheHolder(t *testing.T) {
 	_, ev = Step(&d, s, Action{Kind: ActRead, Client: 0})
 	require.Equal(t, uint8(2), ev.Other)
 }
+
+// A key kept on a down node (persist=1, restart=N) counts once for its
+// owner, as the down node every client counts: A, whose only key is on the
+// down node 1, does not hold the lock that B holds with nodes 2 and 3.
+func TestRedlockDownNodeKeyCountsOnce(t *testing.T) {
+	d, s := redlockAt(t, "redlock/cad/none/plain,clients=2,nodes=3,node-crashes=1,persist=1,restart=10", 1, 2, 2)
+	s.Nodes[0].Back, s.NodeCrashed = 12, 1
+	require.False(t, HoldsLock(&d, &s, 0))
+	require.True(t, HoldsLock(&d, &s, 1))
+	require.Equal(t, 1, LockHolder(&d, &s))
+	s.Clients[0].Phase = PhaseWrite
+	_, ev := Step(&d, s, Action{Kind: ActWrite, Client: 0})
+	require.NotZero(t, ev.Flags&EvUnsafe)
+	require.Equal(t, uint8(2), ev.Other)
+}
