@@ -114,6 +114,9 @@ func runAnnotations(r *model.Run) []porcupine.Annotation {
 			desc, color := "released", colRelease
 			if ev.Flags&model.EvRemovedOther != 0 {
 				desc, color = "✗ deleted "+clientName(int(ev.Other)-1)+"'s lock", colUnsafe
+				if d.Lock == model.LockRedlock { // the key on one node, maybe not the lock (the details say)
+					desc = "✗ deleted " + clientName(int(ev.Other)-1) + "'s key"
+				}
 			} else if a.Kind == model.ActRelease && d.Release == model.ReleaseGetDel {
 				desc = "GET"
 			} else if ev.Result != model.ResOK {

@@ -258,19 +258,53 @@ func redlockExpiryNodes(d *Design, st *StepRecord, i int) (string, bool) {
 		}
 	}
 	lost := !redlockHolds(d, &st.After, i)
-	var s string
-	switch {
-	case len(nodes) == 0:
+	if len(nodes) == 0 {
 		return "", lost
-	case len(nodes) == d.Nodes:
-		s = fmt.Sprintf(" on all %d nodes", d.Nodes)
-	case len(nodes) == 1:
-		s = " on node " + nodes[0]
-	default:
-		s = " on nodes " + strings.Join(nodes[:len(nodes)-1], ", ") + " and " + nodes[len(nodes)-1]
 	}
+	s := " on " + nodeWords(d, nodes)
 	if len(nodes) < d.Nodes {
 		s += fmt.Sprintf(" (%s keeps %d of %d, %d needed)", ClientName(i), heldNodes(d, &st.After, i), d.Nodes, majority(d))
 	}
 	return s, lost
+}
+
+// nodeWords names Redlock nodes: "node 3", "nodes 1 and 3", "all 5 nodes".
+func nodeWords(d *Design, nodes []string) string {
+	switch {
+	case len(nodes) == d.Nodes:
+		return fmt.Sprintf("all %d nodes", d.Nodes)
+	case len(nodes) == 1:
+		return "node " + nodes[0]
+	}
+	return "nodes " + strings.Join(nodes[:len(nodes)-1], ", ") + " and " + nodes[len(nodes)-1]
+}
+
+// redlockRemovedWords names the other clients' keys a Redlock release
+// removed (EvRemovedOther), and whose lock it was: "B's key on node 3" (a
+// vote B won mid-acquire), "B's lock (its keys on nodes 1, 2 and 3)".
+func redlockRemovedWords(d *Design, st *StepRecord) string {
+	me := st.Action.Client + 1
+	var out []string
+	for j := 0; j < d.Clients; j++ {
+		o := uint8(j + 1)
+		if o == me {
+			continue
+		}
+		var nodes []string
+		for k := 0; k < d.Nodes; k++ {
+			if st.Before.Nodes[k].Owner == o && st.After.Nodes[k].Owner == 0 {
+				nodes = append(nodes, strconv.Itoa(k+1))
+			}
+		}
+		switch {
+		case len(nodes) == 0:
+		case redlockHolds(d, &st.Before, j):
+			out = append(out, fmt.Sprintf("%s lock (its keys on %s)", owner(o), nodeWords(d, nodes)))
+		case len(nodes) == 1:
+			out = append(out, owner(o)+" key on "+nodeWords(d, nodes))
+		default:
+			out = append(out, owner(o)+" keys on "+nodeWords(d, nodes))
+		}
+	}
+	return strings.Join(out, " and ")
 }

@@ -254,7 +254,11 @@ func describeRelease(d *Design, st *StepRecord) string {
 	default:
 		s = describeKeyRelease(d, st)
 	}
-	if st.Event.Flags&EvRemovedOther != 0 {
+	switch {
+	case st.Event.Flags&EvRemovedOther == 0:
+	case d.Lock == LockRedlock:
+		s += "  ✗ deleted " + redlockRemovedWords(d, st)
+	default:
 		s += "  ✗ deleted " + owner(st.Event.Other) + " lock"
 	}
 	return s

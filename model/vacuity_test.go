@@ -129,3 +129,18 @@ func TestRedlockDownNodeKeyCountsOnce(t *testing.T) {
 	require.NotZero(t, ev.Flags&EvUnsafe)
 	require.Equal(t, uint8(2), ev.Other)
 }
+
+// A Redlock release that removes another client's key says whose key on
+// which node, and calls it a lock only when that client held one.
+func TestRedlockRemovedWords(t *testing.T) {
+	describe := func(owners ...uint8) string {
+		d, s := redlockAt(t, "redlock/del/none/plain,clients=3", owners...)
+		a := Action{Kind: ActRelease, Client: 0}
+		after, ev := Step(&d, s, a)
+		require.NotZero(t, ev.Flags&EvRemovedOther)
+		return Describe(&d, &StepRecord{Seq: 1, Action: a, Event: ev, Before: s, After: after})
+	}
+	require.Contains(t, describe(1, 1, 2, 1, 1), "✗ deleted B's key on node 3")
+	require.Contains(t, describe(1, 3, 2, 2, 2), "✗ deleted B's lock (its keys on nodes 3, 4 and 5) and C's key on node 2")
+	require.Contains(t, describe(2, 2, 2, 2, 2), "✗ deleted B's lock (its keys on all 5 nodes)")
+}
