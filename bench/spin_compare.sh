@@ -11,6 +11,8 @@
 #                                    seconds; NOSYM=1 adds lockcheck without symmetry:
 #                                    about 2 minutes and 12 GB)
 #   CLIENTS=5 bench/spin_compare.sh  5 clients: lockcheck with symmetry only
+#   MORE=5 bench/spin_compare.sh     adds rows for the same design with 5 clients
+#                                    (symmetry) to the 3-client run; MORE="4 5" both
 #   REDLOCK=1 bench/spin_compare.sh  adds a row: `explore check -design
 #                                    redlock/cad/none/plain,clients=4`, all properties
 #                                    (121 M states; there is no SPIN model of Redlock)
@@ -46,14 +48,15 @@ if [ "$CLIENTS" = 3 ] || [ "${SPIN4:-}" = 1 ]; then
 	( cd "$TMP" && spin -DN="$CLIENTS" -DRELEASE=CAD -DFENCE=RW -DNO_EXCL -a lock.pml >/dev/null &&
 		gcc -w -O2 -DSAFETY -DMEMLIM=16000 -o pan pan.c )
 	( cd "$TMP" && /usr/bin/time -f 'WALL %e RSS %M' timeout -s INT "$CAP" ./pan -w"${W[$CLIENTS]}" -c0 ) > "$TMP/spin.out" 2>&1 || true
-	rows+=("$(python3 - "$TMP/spin.out" <<'EOF'
+	rows+=("$(python3 - "$TMP/spin.out" "$CLIENTS" <<'EOF'
 import re, sys
 t = open(sys.argv[1], errors="replace").read()
 g = lambda p: (re.findall(p, t) or ["-"])[-1]
 stored, trans = float(g(r"([\d.e+]+) states, stored")), float(g(r"([\d.e+]+) transitions \(="))
 secs, wall, rss = float(g(r"elapsed time ([\d.e+]+) seconds")), float(g(r"WALL ([\d.]+)")), int(g(r"RSS (\d+)")) / 1024
 verdict = "holds" if "errors: 0" in t and "Interrupted" not in t else "not finished" if "Interrupted" in t else "violated"
-print(f"| SPIN 6.5.2, no symmetry | {verdict} | {stored:,.0f} | {trans:,.0f} | {wall:.2f} | {stored/secs/1e6:.2f} M | {rss:,.0f} | {rss*2**20/stored:.0f} |")
+open(sys.argv[1] + ".wall", "w").write(f"{wall}")
+print(f"| SPIN 6.5.2, {sys.argv[2]} clients, no symmetry | {verdict} | {stored:,.0f} | {trans:,.0f} | {wall:.2f} | {stored/secs/1e6:.2f} M | {rss:,.0f} | {rss*2**20/stored:.0f} |")
 EOF
 )")
 fi
@@ -65,13 +68,21 @@ mkdir "$TMP/frontier"
 modes=("")
 [ "${FRONTIER:-}" = 1 ] && modes+=("-frontier-dir=$TMP/frontier")
 [ "${BITSTATE:-}" = 1 ] && modes+=("-bitstate -bits=${BITS:-32}")
+runs=()
+for sym in $syms; do runs+=("$CLIENTS:$sym"); done
+if [ "$CLIENTS" = 3 ]; then
+	for n in ${MORE:-}; do runs+=("$n:true"); done
+fi
 for mode in "${modes[@]}"; do
-for sym in $syms; do
+for run in "${runs[@]}"; do
+	n=${run%%:*} sym=${run#*:}
+	design="redis/cad/rw/max-token,clock=free,horizon=41"
+	[ "$n" = 3 ] || design="$design,clients=$n"
 	# shellcheck disable=SC2086 # $mode is zero or more flags
-	/usr/bin/time -f 'WALL %e RSS %M' "$TMP/explore" check -design "$DESIGN" -properties no-lost-update \
+	/usr/bin/time -f 'WALL %e RSS %M' "$TMP/explore" check -design "$design" -properties no-lost-update \
 		-symmetry="$sym" -workers "$WORKERS" $mode -json > "$TMP/lc.json" 2> "$TMP/lc.err" || true
-	rows+=("$(python3 - "$TMP/lc.json" "$TMP/lc.err" "$sym" "$mode" <<'EOF'
-import json, re, sys
+	rows+=("$(python3 - "$TMP/lc.json" "$TMP/lc.err" "$sym" "$mode" "$n" "$TMP/spin.out.wall" <<'EOF'
+import json, os, re, sys
 j = json.load(open(sys.argv[1]))
 err = open(sys.argv[2]).read()
 wall, rss = float(re.findall(r"WALL ([\d.]+)", err)[-1]), int(re.findall(r"RSS (\d+)", err)[-1]) / 1024
@@ -79,7 +90,10 @@ st = j["stats"]
 sym = "symmetry" if sys.argv[3] == "true" else "no symmetry"
 if sys.argv[4]:
     sym += ", " + re.sub(r"=/\S+", "", sys.argv[4])
-print(f"| lockcheck, {sym} | {j['results'][0]['status']} | {st['distinct']:,} | {st['transitions']:,} | {wall:.2f} | "
+ratio = ""
+if sys.argv[5] == "3" and os.path.exists(sys.argv[6]):
+    ratio = f" ({float(open(sys.argv[6]).read()) / wall:.1f}x faster than SPIN)"
+print(f"| lockcheck, {sys.argv[5]} clients, {sym} | {j['results'][0]['status']} | {st['distinct']:,} | {st['transitions']:,} | {wall:.2f}{ratio} | "
       f"{st['distinct']/st['seconds']/1e6:.2f} M | {rss:,.0f} | {st['bytes_per_state']:.1f} tables, {rss*2**20/st['distinct']:.0f} resident |")
 EOF
 )")
