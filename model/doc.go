@@ -23,8 +23,9 @@
 //  5. Judge each state reached with every Property's Bad(&d, &next, &ev)
 //     (the initial state with a nil event). Always properties are
 //     violations when Bad; Sometimes properties are witnesses.
-//  6. To merge symmetric states, fingerprint Canonical(&d, s) instead of s;
-//     keep the state actually reached if its trace must replay as it is.
+//  6. To merge symmetric states, fingerprint Canonical(&d, s) instead of s
+//     (Packing.SymmetricFingerprint is the same classes, faster); keep the
+//     state actually reached if its trace must replay as it is.
 //  7. To tell a trace to a person, Replay it and Render the Run: the story
 //     in the seed's words, the timeline (who believes it holds the lock, who
 //     holds the key, ✗), the summary; Run.History feeds the linearizability
