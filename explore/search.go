@@ -222,14 +222,15 @@ type engine struct {
 
 // unit is one range of the frontier and its steps, in generation order.
 type unit struct {
-	lo, hi int
-	fps    []uint64 // per step: the successor's fingerprint (dupStep: not new)
-	acts   []uint16 // per step: its action's index among its state's actions
-	packed []byte   // the successors of the steps not marked dupStep, packed (room for all)
-	first  int64    // generation index of fps[0]
-	fresh  int      // new states among its steps (after the merge)
-	id     int      // position of its first new state in the next frontier
-	found  []hit    // per property: the first step in this unit that showed it
+	_      [128]byte // apart from the unit before it in memory: two workers writing
+	lo, hi int       // neighbouring units must not share a cache line (or its pair)
+	fps    []uint64  // per step: the successor's fingerprint (dupStep: not new)
+	acts   []uint16  // per step: its action's index among its state's actions
+	packed []byte    // the successors of the steps not marked dupStep, packed (room for all)
+	first  int64     // generation index of fps[0]
+	fresh  int       // new states among its steps (after the merge)
+	id     int       // position of its first new state in the next frontier
+	found  []hit     // per property: the first step in this unit that showed it
 	buf    []model.Action
 	nacts  []uint16    // per frontier state of the unit: its steps
 	cur    model.State // the frontier state being expanded, unpacked
@@ -237,6 +238,7 @@ type unit struct {
 	ev     model.Event // passing them to Bad does not allocate)
 	kinds  uint64      // bit k: a step of action kind k
 	wit    uint8       // witness bits its steps showed (model.Witnesses)
+	_      [128]byte
 }
 
 type hit struct {
