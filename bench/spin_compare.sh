@@ -35,8 +35,13 @@ CAP=${CAP:-300}
 WORKERS=${WORKERS:-0}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-DESIGN="redis/cad/rw/max-token,clock=free,horizon=41"
-[ "$CLIENTS" = 3 ] || DESIGN="$DESIGN,clients=$CLIENTS"
+# design_for N: the SPIN design with N clients (3 is the default)
+design_for() {
+	local d="redis/cad/rw/max-token,clock=free,horizon=41"
+	[ "$1" = 3 ] || d="$d,clients=$1"
+	echo "$d"
+}
+DESIGN=$(design_for "$CLIENTS")
 
 rows=()
 if [ "$CLIENTS" = 3 ] || [ "${SPIN4:-}" = 1 ]; then
@@ -76,8 +81,7 @@ fi
 for mode in "${modes[@]}"; do
 for run in "${runs[@]}"; do
 	n=${run%%:*} sym=${run#*:}
-	design="redis/cad/rw/max-token,clock=free,horizon=41"
-	[ "$n" = 3 ] || design="$design,clients=$n"
+	design=$(design_for "$n")
 	# shellcheck disable=SC2086 # $mode is zero or more flags
 	/usr/bin/time -f 'WALL %e RSS %M' "$TMP/explore" check -design "$design" -properties no-lost-update \
 		-symmetry="$sym" -workers "$WORKERS" $mode -json > "$TMP/lc.json" 2> "$TMP/lc.err" || true

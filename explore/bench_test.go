@@ -76,6 +76,7 @@ func BenchmarkSPIN3NoSymmetry(b *testing.B)        { benchSearch(b, spinDesign, 
 func BenchmarkSPIN3SymmetryWorker1(b *testing.B)   { benchSearch(b, spinDesign, true, 1) }
 func BenchmarkSPIN3NoSymmetryWorker1(b *testing.B) { benchSearch(b, spinDesign, false, 1) }
 func BenchmarkSPIN4Symmetry(b *testing.B)          { benchSearch(b, spinDesign+",clients=4", true, 0) }
+func BenchmarkSPIN5Symmetry(b *testing.B)          { benchSearch(b, spinDesign+",clients=5", true, 0) }
 
 // Redlock, every property, as `explore check -design
 // redlock/cad/none/plain[,clients=4]` runs it (the issue's 4-client
@@ -85,7 +86,6 @@ func BenchmarkRedlock3Symmetry(b *testing.B) { benchCheck(b, "redlock/cad/none/p
 func BenchmarkRedlock4Symmetry(b *testing.B) {
 	benchCheck(b, "redlock/cad/none/plain,clients=4", "all", true, 0)
 }
-func BenchmarkSPIN5Symmetry(b *testing.B) { benchSearch(b, spinDesign+",clients=5", true, 0) }
 
 func cpuSeconds() float64 {
 	var ru syscall.Rusage

@@ -3,8 +3,9 @@
 //
 // The search goes level by level, each level in chunks of frontier states
 // taken in order (so that the work arrays stay the size of a chunk).
-// Visited states are kept only as 64-bit fingerprints (of model.Canonical
-// when Symmetry is on) in a compact ordered hash set; full states are kept
+// Visited states are kept only as 64-bit fingerprints (of the state's
+// class under client renaming when Symmetry is on: the classes of
+// model.Canonical) in a compact ordered hash set; full states are kept
 // only for the level being expanded and the next one, in blocks that go
 // back to a pool as soon as their chunk is done. Each visited state also
 // keeps the index of the action that reached it and the number of states

@@ -57,17 +57,16 @@ var newPacking = model.NewPacking
 func search(cfg Config, props []model.Property, workers int, pk model.Packing) (*Report, error) {
 	d := cfg.Design
 	e := &engine{
-		d:         d,
-		props:     props,
-		bounds:    cfg.Bounds,
-		workers:   workers,
-		pk:        pk,
-		clientSym: model.OnlyClientSymmetry(&d),
-		set:       newFPSet(),
-		trail:     newTrail(),
-		done:      make([]bool, len(props)),
-		found:     cfg.Found,
-		allow:     cfg.Allow,
+		d:       d,
+		props:   props,
+		bounds:  cfg.Bounds,
+		workers: workers,
+		pk:      pk,
+		set:     newFPSet(),
+		trail:   newTrail(),
+		done:    make([]bool, len(props)),
+		found:   cfg.Found,
+		allow:   cfg.Allow,
 	}
 	if dir := cfg.Bounds.FrontierDir; dir != "" {
 		defer e.cur.close()
@@ -178,19 +177,18 @@ type engine struct {
 
 	// The frontiers hold states packed to the bytes the design uses (see
 	// model.Packing), stride bytes each: state k of cur has id base+k.
-	pk        model.Packing
-	clientSym bool // symmetry renames only clients: SymmetricFingerprint
-	stride    int
-	cur       frontier // the level being expanded
-	base      uint32
-	next      frontier
-	pool      blockPool
-	units     []*unit     // the chunk's
-	allUnits  []*unit     // every unit made, with its buffers, for the next chunks
-	dups      []*dupCache // per worker (dedup.go)
-	badPack   atomic.Bool // a state used a slot its design does not (a model bug)
-	hits      []hit       // per property: the first step of the level that showed it
-	seen      int         // states numbered before the level (for Found)
+	pk       model.Packing
+	stride   int
+	cur      frontier // the level being expanded
+	base     uint32
+	next     frontier
+	pool     blockPool
+	units    []*unit     // the chunk's
+	allUnits []*unit     // every unit made, with its buffers, for the next chunks
+	dups     []*dupCache // per worker (dedup.go)
+	badPack  atomic.Bool // a state used a slot its design does not (a model bug)
+	hits     []hit       // per property: the first step of the level that showed it
+	seen     int         // states numbered before the level (for Found)
 
 	// the merge's buffers, reused from level to level
 	steps     int64    // steps generated in the chunk
@@ -368,22 +366,15 @@ func (e *engine) run() error {
 	return nil
 }
 
-// fingerprint hashes the bytes of s that its design uses, after symmetry
-// (see model.Packing.Fingerprint); without symmetry, model.Hash.
+// fingerprint hashes s: its class under client renaming with symmetry
+// (model.Packing.SymmetricFingerprint, the classes of model.Canonical),
+// every byte without (model.Hash: a dropped step's state shares its
+// fingerprint only with one that Pack checked, see expand).
 func (e *engine) fingerprint(s *model.State) uint64 {
-	var fp uint64
-	var ok bool
-	switch {
-	case e.bounds.Symmetry && e.clientSym:
-		fp, ok = e.pk.SymmetricFingerprint(s)
-	case e.bounds.Symmetry:
-		c := model.Canonical(&e.d, *s)
-		fp, ok = e.pk.Fingerprint(&c)
-	default:
-		// every byte: a dropped step's state shares its fingerprint only
-		// with one that Pack checked (see expand)
-		fp, ok = model.Hash(s), true
+	if !e.bounds.Symmetry {
+		return normFP(model.Hash(s))
 	}
+	fp, ok := e.pk.SymmetricFingerprint(s)
 	if !ok {
 		e.badPack.Store(true)
 	}

@@ -11,15 +11,15 @@ import (
 // slots, and a field for every feature; a design uses only its first
 // d.Clients clients and its lock service's first lockNodes(d) nodes (and,
 // with fsync=N, the next as the disk image), and of each client and of the
-// storage and budgets only the fields its features set (usedFields). The
-// others stay zero. The packed form is the kept bytes in State's own
-// order: 45 bytes instead of 200 for three clients on one Redis node
-// with one pause (the SPIN design). Pack checks that every byte it leaves
-// out is zero, so that a field the rules below forget is an error the
-// search sees (it then searches again with WidePacking), never a state
-// silently changed.
-// Fingerprint hashes the used client slots and everything after them in
-// place, whatever the packing.
+// storage and budgets only the fields its features set (clientFields,
+// restFields). The others stay zero. The packed form is the kept bytes in
+// State's own order: 34 bytes instead of 200 for three clients on one
+// Redis node with one pause (the SPIN design). Pack checks that every byte
+// it leaves out is zero, so that a field the rules below forget is an
+// error the search sees (it then searches again with WidePacking), never
+// a state silently changed.
+// The search's fingerprints read the state in place, whatever the
+// packing: Hash (every byte) and SymmetricFingerprint (symhash.go).
 
 const (
 	clientBytes = int(unsafe.Sizeof(Client{}))
@@ -223,18 +223,6 @@ func (p Packing) Unpack(src []byte, s *State) {
 	}
 }
 
-func allZero(b []byte) bool {
-	var or uint64
-	for len(b) >= 8 {
-		or |= binary.LittleEndian.Uint64(b)
-		b = b[8:]
-	}
-	for _, c := range b {
-		or |= uint64(c)
-	}
-	return or == 0
-}
-
 // Hash is a 64-bit hash of all of s's bytes: the search's fingerprint of
 // a state without symmetry. Two states have the same hash only by a
 // 64-bit hash collision. It covers the unused slots and the fields that
@@ -242,10 +230,10 @@ func allZero(b []byte) bool {
 // which Pack reports) never shares a fingerprint with the state without
 // it.
 //
-// It folds the State's 16-byte blocks with the same 64×64→128-bit
-// multiply as hashBytes, in four independent chains that the CPU overlaps,
-// reading the state in place; a last partial block is the State's last 16
-// bytes. It is not hashBytes's value.
+// It folds the State's 16-byte blocks with one 64×64→128-bit multiply
+// each (the wyhash construction, hashWords), in four independent chains
+// that the CPU overlaps, reading the state in place; a last partial block
+// is the State's last 16 bytes.
 func Hash(s *State) uint64 {
 	const size = uintptr(stateSize)
 	b := unsafe.Pointer(s)
@@ -286,60 +274,10 @@ func store64(b unsafe.Pointer, o uintptr, v uint64) {
 	binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(b, o))[:], v)
 }
 
-// hashWords is hashBlock of the 16 bytes a, b.
+// hashWords folds the 16 bytes a, b into h.
 func hashWords(a, b, h uint64) uint64 {
 	hi, lo := bits.Mul64(a^0xa0761d6478bd642f, b^h)
 	return hi ^ lo
 }
 
-// Fingerprint is a 64-bit hash of s's bytes past its unused client slots
-// (the used clients, then every node slot and the rest: unused node slots
-// are zero or not, they are hashed either way), and whether the unused
-// client slots are zero: when they are not, the fingerprint leaves out
-// some of the state, and the caller must not trust it. Two states of the
-// design have the same fingerprint only by a 64-bit hash collision.
-func (p Packing) Fingerprint(s *State) (uint64, bool) {
-	b := s.bytes()
-	h := hashSeed
-	i := 0
-	for ; i+16 <= p.clients; i += 16 {
-		h = hashBlock(b[i:i+16], h)
-	}
-	ok := allZero(b[p.clients:nodesOff])
-	if i == p.clients { // whole blocks: hash the rest in place
-		return hashBytesFrom(b[nodesOff:], h), ok
-	}
-	// a partial client block: completed from the start of the rest, which
-	// is then hashed in place (the same hash as over the two joined)
-	var blk [16]byte
-	n := copy(blk[:], b[i:p.clients])
-	rest := b[nodesOff:]
-	k := copy(blk[n:], rest)
-	if n+k < 16 {
-		return hashBytesFrom(blk[:n+k], h), ok
-	}
-	return hashBytesFrom(rest[k:], hashBlock(blk[:], h)), ok
-}
-
 const hashSeed = uint64(0x9E3779B97F4A7C15)
-
-// hashBytes folds 16 bytes at a time with one 64×64→128-bit multiply (the
-// wyhash construction), then finalizes.
-func hashBytes(b []byte) uint64 { return hashBytesFrom(b, hashSeed) }
-
-func hashBlock(b []byte, h uint64) uint64 {
-	hi, lo := bits.Mul64(binary.LittleEndian.Uint64(b)^0xa0761d6478bd642f, binary.LittleEndian.Uint64(b[8:16])^h)
-	return hi ^ lo
-}
-
-// hashBytesFrom continues hashBytes from h over b, and finalizes.
-func hashBytesFrom(b []byte, h uint64) uint64 {
-	for len(b) >= 16 {
-		h = hashBlock(b, h)
-		b = b[16:]
-	}
-	var tail [16]byte
-	copy(tail[:], b)
-	hi, lo := bits.Mul64(binary.LittleEndian.Uint64(tail[:])^0xe7037ed1a0b428db, binary.LittleEndian.Uint64(tail[8:])^h^uint64(len(b)))
-	return mix(hi ^ lo)
-}

@@ -31,17 +31,6 @@ func BenchmarkFingerprintFull(b *testing.B) {
 	_ = sink
 }
 
-func BenchmarkFingerprintPacked(b *testing.B) {
-	d, ss := benchStates(b)
-	pk := NewPacking(d)
-	var sink uint64
-	for i := 0; i < b.N; i++ {
-		fp, _ := pk.Fingerprint(&ss[i&63])
-		sink += fp
-	}
-	_ = sink
-}
-
 func BenchmarkUnpack(b *testing.B) {
 	d, ss := benchStates(b)
 	pk := NewPacking(d)

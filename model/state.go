@@ -163,8 +163,8 @@ func (s *State) bytes() []byte {
 }
 
 // Fingerprint is a 64-bit hash of the state, the same on every run and
-// machine of the same byte order (see hashBytes).
-func (s *State) Fingerprint() uint64 { return hashBytes(s.bytes()) }
+// machine of the same byte order: Hash.
+func (s *State) Fingerprint() uint64 { return Hash(s) }
 
 // mix is the 64-bit finalizer of MurmurHash3.
 func mix(h uint64) uint64 {
