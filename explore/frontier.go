@@ -58,8 +58,13 @@ func (p *blockPool) get(states int) []byte {
 		n *= 2
 	}
 	p.total += int64(n * p.stride)
-	return make([]byte, n*p.stride)
+	return make([]byte, n*p.stride, n*p.stride+packRoom)
 }
+
+// packRoom is the room past a packed state that lets model.Packing's
+// Pack and Unpack move its pieces in place (8 bytes): the frontier's
+// blocks and the units' buffers have it past their last state.
+const packRoom = 8
 
 // minBlock is the smallest block, in states.
 const minBlock = 1 << 8
@@ -84,6 +89,14 @@ func (f *frontier) state(i, stride int) []byte {
 	b := f.blocks[i>>blockBits]
 	k := (i & (1<<blockBits - 1)) * stride
 	return b[k : k+stride]
+}
+
+// roomy is the packed bytes of state i and the packRoom bytes after them
+// (the next state's, or the block's room), for Unpack.
+func (f *frontier) roomy(i, stride int) []byte {
+	b := f.blocks[i>>blockBits]
+	k := (i & (1<<blockBits - 1)) * stride
+	return b[k : k+stride+packRoom]
 }
 
 // grow makes room for n more states, taking blocks from the pool (a small

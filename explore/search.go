@@ -368,11 +368,17 @@ func (e *engine) run() error {
 
 // fingerprint hashes s: its class under client renaming with symmetry
 // (model.Packing.SymmetricFingerprint, the classes of model.Canonical),
-// every byte without (model.Hash: a dropped step's state shares its
-// fingerprint only with one that Pack checked, see expand).
+// its packed bytes without (model.Packing.PackHash, which checks that the
+// bytes it leaves out are zero; expand calls it on every step, so a step
+// the dedup cache drops was checked too).
 func (e *engine) fingerprint(s *model.State) uint64 {
 	if !e.bounds.Symmetry {
-		return normFP(model.Hash(s))
+		var buf [256]byte
+		h, ok := e.pk.PackHash(s, buf[:e.stride+packRoom])
+		if !ok {
+			e.badPack.Store(true)
+		}
+		return normFP(h)
 	}
 	fp, ok := e.pk.SymmetricFingerprint(s)
 	if !ok {
@@ -385,7 +391,7 @@ var errBadPack = fmt.Errorf("explore: internal error: a state sets a byte its de
 
 // load unpacks the frontier's state i into s.
 func (e *engine) load(i int, s *model.State) {
-	e.pk.Unpack(e.cur.state(i, e.stride), s)
+	e.pk.Unpack(e.cur.roomy(i, e.stride), s)
 }
 
 // noteUnitsCap sums the capacity of the units' buffers, for the memory
@@ -679,7 +685,7 @@ func (e *engine) expand(u *unit, live []int, dups *dupCache) {
 		// room for every step's successor, dropped by the cache or not, so
 		// that the buffer's size (in the memory estimate) does not depend
 		// on which worker took the unit
-		if need := (before + len(u.buf)) * st; cap(u.packed) < need {
+		if need := (before+len(u.buf))*st + packRoom; cap(u.packed) < need {
 			u.packed = slices.Grow(u.packed, max(need, cap(u.packed)+cap(u.packed)/4)-len(u.packed))
 		}
 		for k, a := range u.buf {
@@ -698,7 +704,19 @@ func (e *engine) expand(u *unit, live []int, dups *dupCache) {
 					u.found[pi] = hit{true, uint32(i), uint16(k)}
 				}
 			}
-			fp := e.fingerprint(&u.ns)
+			p := len(u.packed)
+			var fp uint64
+			if e.bounds.Symmetry {
+				fp = e.fingerprint(&u.ns)
+			} else {
+				// packed and hashed at once (every step: the hash is of
+				// the packed bytes, so Pack must check each state)
+				h, ok := e.pk.PackHash(&u.ns, u.packed[p:p+st+packRoom])
+				if !ok {
+					e.badPack.Store(true)
+				}
+				fp = normFP(h)
+			}
 			if dups.seen(fp) {
 				// not new: the merge skips it. Its state was packed, and
 				// checked, when the cache first saw its fingerprint, which
@@ -706,11 +724,10 @@ func (e *engine) expand(u *unit, live []int, dups *dupCache) {
 				fp = dupStep
 			} else {
 				// kept packed for the collect phase
-				p := len(u.packed)
-				u.packed = u.packed[:p+st]
-				if !e.pk.Pack(&u.ns, u.packed[p:]) {
+				if e.bounds.Symmetry && !e.pk.Pack(&u.ns, u.packed[p:p+st+packRoom]) {
 					e.badPack.Store(true)
 				}
+				u.packed = u.packed[:p+st]
 			}
 			u.fps = append(u.fps, fp)
 			u.acts = append(u.acts, uint16(k))

@@ -182,17 +182,74 @@ func (p Packing) Size() int { return p.size }
 
 // Pack writes s's kept bytes to dst[:p.Size()] and reports whether every
 // byte it left out is zero, that is, whether Unpack gives s back. Each
-// piece is one 8-byte load and one 8-byte store into a scratch copy of the
-// packed state (a piece's store may run past its bytes: the next piece's
-// store, further on, writes them again), then copied to dst at once.
+// piece is one 8-byte load and one 8-byte store (a piece's store may run
+// past its bytes: the next piece's store, further on, writes them again).
+// Given 8 bytes of room past the packed state (len(dst) ≥ p.Size()+8),
+// the pieces are stored in dst itself, and the last one may zero up to 7
+// bytes of that room; otherwise they go to a scratch copy, then to dst.
+// (A scratch copy costs more than its copy: the copy's wide loads span
+// several of the pieces' narrow stores, which the CPU cannot forward.)
 func (p Packing) Pack(s *State, dst []byte) bool {
-	dst = dst[:p.size]
-	var out [stateSize + 8]byte
-	sp, op := unsafe.Pointer(s), unsafe.Pointer(&out)
-	for _, pc := range p.pieces {
-		store64(op, uintptr(pc.to), load64(sp, uintptr(pc.lo))>>pc.shift&pc.mask)
+	sp := unsafe.Pointer(s)
+	if len(dst) >= p.size+8 {
+		op := unsafe.Pointer(unsafe.SliceData(dst))
+		for _, pc := range p.pieces {
+			store64(op, uintptr(pc.to), load64(sp, uintptr(pc.lo))>>pc.shift&pc.mask)
+		}
+	} else {
+		dst = dst[:p.size]
+		var out [stateSize + 8]byte
+		op := unsafe.Pointer(&out)
+		for _, pc := range p.pieces {
+			store64(op, uintptr(pc.to), load64(sp, uintptr(pc.lo))>>pc.shift&pc.mask)
+		}
+		copy(dst, out[:p.size])
 	}
-	copy(dst, out[:p.size])
+	return p.dropZero(sp)
+}
+
+// PackHash is Pack with a hash of the packed state: the search's
+// fingerprint without symmetry. It hashes the pieces' values as Pack
+// moves them (each determines its bytes of the packed state, and their
+// sequence the whole packed state), so that a state is read once; two
+// states that Pack accepts have the same hash only if they are equal or
+// by a 64-bit hash collision. A state that Pack refuses (ok false) may
+// share its hash with another: the search then starts again with
+// WidePacking. Like Pack it needs dst to be p.Size()+8 bytes or more.
+func (p Packing) PackHash(s *State, dst []byte) (h uint64, ok bool) {
+	if len(dst) < p.size+8 {
+		panic("model: PackHash needs 8 bytes of room past the packed state")
+	}
+	sp, op := unsafe.Pointer(s), unsafe.Pointer(unsafe.SliceData(dst))
+	piece := func(pc *piece) uint64 {
+		v := load64(sp, uintptr(pc.lo)) >> pc.shift & pc.mask
+		store64(op, uintptr(pc.to), v)
+		return v
+	}
+	// two chains of two pieces a fold, which the CPU overlaps
+	h1, h2 := hashSeed, hashSeed2
+	pcs := p.pieces
+	k := 0
+	for ; k+4 <= len(pcs); k += 4 {
+		v0, v1 := piece(&pcs[k]), piece(&pcs[k+1])
+		v2, v3 := piece(&pcs[k+2]), piece(&pcs[k+3])
+		h1 = hashWords(v0, v1, h1)
+		h2 = hashWords(v2, v3, h2)
+	}
+	for ; k < len(pcs); k += 2 {
+		v0, v1 := piece(&pcs[k]), uint64(0)
+		if k+1 < len(pcs) {
+			v1 = piece(&pcs[k+1])
+		}
+		h1 = hashWords(v0, v1, h1)
+		h1, h2 = h2, h1
+	}
+	return mix(h1 ^ bits.RotateLeft64(h2, 32)), p.dropZero(sp)
+}
+
+// dropZero reports whether every byte the packing leaves out of the State
+// at sp is zero.
+func (p Packing) dropZero(sp unsafe.Pointer) bool {
 	var or uint64
 	d := p.drop
 	for k := 0; k+5 <= stateWords; k += 5 { // stateWords is 25
@@ -203,16 +260,24 @@ func (p Packing) Pack(s *State, dst []byte) bool {
 	return or == 0
 }
 
-// Unpack sets *s to the state packed in src: the State is cleared, then
-// each piece is one 8-byte load from a scratch copy of src and one 8-byte
-// store into the State, in State order (a store that runs past its piece
-// writes zeros that a later piece overwrites; a piece in the State's last
-// 8 bytes is merged into them).
+// Unpack sets *s to the state packed in src[:p.Size()]: the State is
+// cleared, then each piece is one 8-byte load and one 8-byte store into
+// the State, in State order (a store that runs past its piece writes
+// zeros that a later piece overwrites; a piece in the State's last 8
+// bytes is merged into them). Given 8 bytes of room past the packed state
+// (len(src) ≥ p.Size()+8; their value does not matter) the pieces are
+// read from src in place; otherwise from a scratch copy of it.
 func (p Packing) Unpack(src []byte, s *State) {
-	var in [stateSize + 8]byte
-	copy(in[:], src[:p.size])
 	*s = State{}
-	sp, ip := unsafe.Pointer(s), unsafe.Pointer(&in)
+	var ip unsafe.Pointer
+	if len(src) >= p.size+8 {
+		ip = unsafe.Pointer(unsafe.SliceData(src))
+	} else {
+		var in [stateSize + 8]byte
+		copy(in[:], src[:p.size])
+		ip = unsafe.Pointer(&in)
+	}
+	sp := unsafe.Pointer(s)
 	for _, pc := range p.pieces {
 		v := load64(ip, uintptr(pc.to)) & pc.mask
 		if pc.lo == pc.from {
