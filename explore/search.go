@@ -772,7 +772,7 @@ func (e *engine) merge() {
 	}
 	e.bfp, e.bnew, e.kOf, e.isNew = e.bfp[:steps], e.bnew[:steps], e.kOf[:steps], e.isNew[:steps]
 	units := e.units
-	groups := min(mergeGroups, max(1, len(units)/unitsPerGroup))
+	groups := min(mergeGroups, groupsPerWorker*e.workers, max(1, len(units)/unitsPerGroup))
 	for len(e.hist) < groups {
 		e.hist = append(e.hist, make([]int, numSegs))
 	}
@@ -842,13 +842,18 @@ func (e *engine) merge() {
 }
 
 // The merge's work items: groups of units for the counting sort (at most
-// mergeGroups, of at least unitsPerGroup units but in a small chunk: each
-// group costs the serial cursor pass a slot per segment), ranges of
-// segments for the inserts.
+// mergeGroups, and groupsPerWorker a worker, of at least unitsPerGroup
+// units but in a small chunk), ranges of segments for the inserts. Each
+// group costs the serial cursor pass a slot per segment, and its
+// histogram is a table of numSegs counters that the pass reads across:
+// on two workers 8 groups instead of 32 cost 3.7% less CPU and 6% less
+// time on the SPIN design without symmetry (benchstat n=6, p=0.041). The
+// groups do not change the result: each bucket keeps generation order.
 const (
-	mergeGroups   = 64
-	unitsPerGroup = 8
-	mergeRanges   = 128
+	mergeGroups     = 64
+	groupsPerWorker = 4
+	unitsPerGroup   = 8
+	mergeRanges     = 128
 )
 
 // forEach runs f(0) … f(n-1), the workers taking indices as they come free.
