@@ -78,3 +78,44 @@ func TestFingerprintSpreads(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkSuccessors is the model's share of the search's work on one
+// state: its actions, each successor, and every property's Bad on each
+// (the search asks the live ones; here all of them), on states of a random
+// walk. It times the per-step model code apart from the engine's packing
+// and hashing, which the explore benchmarks include:
+// go test ./model -run '^$' -bench Successors -count 10 | benchstat -
+func BenchmarkSuccessors(b *testing.B) {
+	for _, name := range []string{
+		"redis/cad/rw/max-token,clock=free,horizon=41", // the SPIN design
+		"redlock/cad/none/plain",
+		"redlock/cad/none/plain,clients=4",
+	} {
+		d, err := ParseDesign(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		states := reachable(b, name, 4096)
+		props := PropertiesFor(&d)
+		b.Run("design="+name, func(b *testing.B) {
+			var buf []Action
+			var ns State
+			var ev Event
+			bad := 0
+			for i := 0; i < b.N; i++ {
+				s := &states[i&4095]
+				buf = Actions(&d, s, buf)
+				for _, a := range buf {
+					ns = *s
+					StepTo(&d, &ns, a, &ev)
+					for p := range props {
+						if props[p].Bad(&d, &ns, &ev) {
+							bad++
+						}
+					}
+				}
+			}
+			sink += uint64(bad)
+		})
+	}
+}
