@@ -159,6 +159,16 @@ func InCriticalSection(believes bool, p Phase) bool {
 // no key at all while every live client sleeps until a release that nobody
 // will make. Sessions (ZooKeeper) and idle timeouts (db) always free a lock.
 func stuck(d *Design, s *State) bool {
+	// The search asks this of every step of every design, and a stuck
+	// node is rare: the node scan comes first and the clients are read
+	// only when it finds one, or for wait=notify with no key.
+	if stuckFree(d) {
+		return false
+	}
+	node := StuckNode(d, s)
+	if node < 0 && (d.Wait != WaitNotify || s.Nodes[0].Owner != 0) {
+		return false
+	}
 	anyLive, allWaiting := false, true
 	for i := 0; i < d.Clients; i++ {
 		if c := &s.Clients[i]; c.Live() {
@@ -168,17 +178,14 @@ func stuck(d *Design, s *State) bool {
 			}
 		}
 	}
-	if !anyLive || stuckFree(d) {
-		return false
-	}
-	return StuckNode(d, s) >= 0 || d.Wait == WaitNotify && s.Nodes[0].Owner == 0 && allWaiting
+	return anyLive && (node >= 0 || allWaiting)
 }
 
 // StuckNode is a lock node whose key never expires and that its owner will
 // never release (done, crashed, or a live client that no longer knows of
 // it), or -1.
 func StuckNode(d *Design, s *State) int {
-	for k := 0; k < lockNodes(d); k++ {
+	for k, nodes := 0, lockNodes(d); k < nodes; k++ {
 		n := &s.Nodes[k]
 		if n.Owner != 0 && n.Exp == 0 && (!s.Clients[n.Owner-1].Live() || forgotten(d, s, int(n.Owner-1))) {
 			return k
