@@ -334,7 +334,8 @@ func renewDue(d *Design, s *State, i int) bool {
 // steps by client, then faults by client, then replication and node faults,
 // then the tick. The order is deterministic, so a path of indices replays.
 // Each fault family adds its own actions (fault_*.go); the order of the
-// calls below is the order of every trace and golden file.
+// calls below (and in clientFaultActions) is the order of every trace and
+// golden file.
 func Actions(d *Design, s *State, buf []Action) []Action {
 	buf = buf[:0]
 	anyStep := false
@@ -349,54 +350,21 @@ func Actions(d *Design, s *State, buf []Action) []Action {
 			continue
 		}
 		anyLive = true
-		if k, ok := mainStep(d, s, i); ok {
-			anyStep = true
-			buf = append(buf, Action{Kind: k, Client: uint8(i)})
+		// mainStep gives no step to a client with Ready set (at work,
+		// paused, backing off): testing it here saves the call for them
+		if c.Ready == 0 {
+			if k, ok := mainStep(d, s, i); ok {
+				anyStep = true
+				buf = append(buf, Action{Kind: k, Client: uint8(i)})
+			}
 		}
 		if renewDue(d, s, i) {
 			anyStep = true
 			buf = append(buf, Action{Kind: ActRenew, Client: uint8(i)})
 		}
 	}
-	for i := 0; i < d.Clients; i++ {
-		c := &s.Clients[i]
-		if !c.Live() || c.Flags&FlagLost != 0 {
-			continue
-		}
-		if c.Flags&FlagStarted != 0 { // these fall between two of its steps
-			// each family only when the budget has it (a call saved per
-			// state: Actions is a sixth of the search's time)
-			if d.Pauses > 0 {
-				buf = pauseActions(d, s, i, buf)
-			}
-			if d.SlowJobs > 0 {
-				buf = slowActions(d, s, i, buf)
-			}
-			if d.Delays > 0 {
-				buf = delayActions(d, s, i, buf)
-			}
-			if d.Crashes > 0 {
-				buf = crashActions(d, s, i, buf)
-			}
-			if d.Losses > 0 {
-				buf = loseActions(d, s, i, buf)
-			}
-			if d.ClientJumps > 0 {
-				buf = skewActions(d, s, i, buf)
-			}
-			if d.StaleReads > 0 {
-				buf = staleReadActions(d, s, i, buf)
-			}
-			if d.Hangs > 0 {
-				buf = hangActions(d, s, i, buf)
-			}
-			if d.Restarts > 0 {
-				buf = restartActions(d, s, i, buf)
-			}
-		}
-		if d.Partitions > 0 {
-			buf = partitionActions(d, s, i, buf) // a client may be cut off before it starts
-		}
+	if clientFaultsLeft(d, s) { // most states have used every budget up
+		buf = clientFaultActions(d, s, buf)
 	}
 	if anyLive {
 		if d.Lock == LockReplica {
@@ -414,6 +382,60 @@ func Actions(d *Design, s *State, buf []Action) []Action {
 		buf = append(buf, Action{Kind: ActTick})
 	}
 	return buf
+}
+
+// clientFaultActions appends the client faults enabled in s, by client
+// (Actions' order).
+func clientFaultActions(d *Design, s *State, buf []Action) []Action {
+	for i := 0; i < d.Clients; i++ {
+		c := &s.Clients[i]
+		if !c.Live() || c.Flags&FlagLost != 0 {
+			continue
+		}
+		if c.Flags&FlagStarted != 0 { // these fall between two of its steps
+			// each family only while its budget lasts (a call saved per
+			// client and state); each checks its budget again itself
+			if int(s.PausesUsed) < d.Pauses {
+				buf = pauseActions(d, s, i, buf)
+			}
+			if int(s.SlowUsed) < d.SlowJobs {
+				buf = slowActions(d, s, i, buf)
+			}
+			if int(s.Delayed) < d.Delays {
+				buf = delayActions(d, s, i, buf)
+			}
+			if int(s.CrashesUsed) < d.Crashes {
+				buf = crashActions(d, s, i, buf)
+			}
+			if int(s.LostReplies) < d.Losses {
+				buf = loseActions(d, s, i, buf)
+			}
+			if int(s.ClockSkewed) < d.ClientJumps {
+				buf = skewActions(d, s, i, buf)
+			}
+			if int(s.StoreCopy.StaleReads) < d.StaleReads {
+				buf = staleReadActions(d, s, i, buf)
+			}
+			if d.Hangs > 0 {
+				buf = hangActions(d, s, i, buf)
+			}
+			if d.Restarts > 0 {
+				buf = restartActions(d, s, i, buf)
+			}
+		}
+		if int(s.Partitioned) < d.Partitions {
+			buf = partitionActions(d, s, i, buf) // a client may be cut off before it starts
+		}
+	}
+	return buf
+}
+
+// clientFaultsLeft reports whether some client fault family of Actions
+// still has budget in s (hangs and restarts count theirs by client).
+func clientFaultsLeft(d *Design, s *State) bool {
+	return int(s.PausesUsed) < d.Pauses || int(s.SlowUsed) < d.SlowJobs || int(s.Delayed) < d.Delays ||
+		int(s.CrashesUsed) < d.Crashes || int(s.LostReplies) < d.Losses || int(s.ClockSkewed) < d.ClientJumps ||
+		int(s.StoreCopy.StaleReads) < d.StaleReads || d.Hangs > 0 || d.Restarts > 0 || int(s.Partitioned) < d.Partitions
 }
 
 var phaseAction = [numPhases]ActionKind{
