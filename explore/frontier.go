@@ -94,9 +94,7 @@ func (f *frontier) state(i, stride int) []byte {
 // roomy is the packed bytes of state i and the packRoom bytes after them
 // (the next state's, or the block's room), for Unpack.
 func (f *frontier) roomy(i, stride int) []byte {
-	b := f.blocks[i>>blockBits]
-	k := (i & (1<<blockBits - 1)) * stride
-	return b[k : k+stride+packRoom]
+	return f.state(i, stride)[:stride+packRoom]
 }
 
 // grow makes room for n more states, taking blocks from the pool (a small

@@ -251,7 +251,8 @@ func (e *engine) run() error {
 	e.stride = e.pk.Size()
 	e.pool.stride = e.stride
 	e.seen = 1
-	e.visit(e.fingerprint(&init))
+	var scratch [256]byte // more than a packed state and its room
+	e.visit(e.fingerprint(&init, scratch[:e.stride+packRoom]))
 	if e.badPack.Load() {
 		return errBadPack
 	}
@@ -368,19 +369,18 @@ func (e *engine) run() error {
 
 // fingerprint hashes s: its class under client renaming with symmetry
 // (model.Packing.SymmetricFingerprint, the classes of model.Canonical),
-// its packed bytes without (model.Packing.PackHash, which checks that the
-// bytes it leaves out are zero; expand calls it on every step, so a step
-// the dedup cache drops was checked too).
-func (e *engine) fingerprint(s *model.State) uint64 {
-	if !e.bounds.Symmetry {
-		var buf [256]byte
-		h, ok := e.pk.PackHash(s, buf[:e.stride+packRoom])
-		if !ok {
-			e.badPack.Store(true)
-		}
-		return normFP(h)
+// its packed bytes without (model.Packing.PackHash, which packs s into
+// dst, stride+packRoom bytes, and checks that the bytes it leaves out are
+// zero; expand calls it on every step, so a step the dedup cache drops was
+// checked too).
+func (e *engine) fingerprint(s *model.State, dst []byte) uint64 {
+	var fp uint64
+	var ok bool
+	if e.bounds.Symmetry {
+		fp, ok = e.pk.SymmetricFingerprint(s)
+	} else {
+		fp, ok = e.pk.PackHash(s, dst)
 	}
-	fp, ok := e.pk.SymmetricFingerprint(s)
 	if !ok {
 		e.badPack.Store(true)
 	}
@@ -705,25 +705,16 @@ func (e *engine) expand(u *unit, live []int, dups *dupCache) {
 				}
 			}
 			p := len(u.packed)
-			var fp uint64
-			if e.bounds.Symmetry {
-				fp = e.fingerprint(&u.ns)
-			} else {
-				// packed and hashed at once (every step: the hash is of
-				// the packed bytes, so Pack must check each state)
-				h, ok := e.pk.PackHash(&u.ns, u.packed[p:p+st+packRoom])
-				if !ok {
-					e.badPack.Store(true)
-				}
-				fp = normFP(h)
-			}
+			// without symmetry this packs the successor too
+			fp := e.fingerprint(&u.ns, u.packed[p:p+st+packRoom])
 			if dups.seen(fp) {
 				// not new: the merge skips it. Its state was packed, and
 				// checked, when the cache first saw its fingerprint, which
 				// covers the bytes that Pack leaves out.
 				fp = dupStep
 			} else {
-				// kept packed for the collect phase
+				// kept packed for the collect phase (packed already
+				// without symmetry)
 				if e.bounds.Symmetry && !e.pk.Pack(&u.ns, u.packed[p:p+st+packRoom]) {
 					e.badPack.Store(true)
 				}

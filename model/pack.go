@@ -18,8 +18,9 @@ import (
 // it leaves out is zero, so that a field the rules below forget is an
 // error the search sees (it then searches again with WidePacking), never
 // a state silently changed.
-// The search's fingerprints read the state in place, whatever the
-// packing: Hash (every byte) and SymmetricFingerprint (symhash.go).
+// The search's fingerprints: without symmetry PackHash, a hash of the
+// packed pieces taken while packing; with it SymmetricFingerprint
+// (symhash.go), which reads the state in place.
 
 const (
 	clientBytes = int(unsafe.Sizeof(Client{}))
@@ -191,19 +192,17 @@ func (p Packing) Size() int { return p.size }
 // several of the pieces' narrow stores, which the CPU cannot forward.)
 func (p Packing) Pack(s *State, dst []byte) bool {
 	sp := unsafe.Pointer(s)
-	if len(dst) >= p.size+8 {
-		op := unsafe.Pointer(unsafe.SliceData(dst))
-		for _, pc := range p.pieces {
-			store64(op, uintptr(pc.to), load64(sp, uintptr(pc.lo))>>pc.shift&pc.mask)
-		}
-	} else {
-		dst = dst[:p.size]
-		var out [stateSize + 8]byte
-		op := unsafe.Pointer(&out)
-		for _, pc := range p.pieces {
-			store64(op, uintptr(pc.to), load64(sp, uintptr(pc.lo))>>pc.shift&pc.mask)
-		}
-		copy(dst, out[:p.size])
+	var out [stateSize + 8]byte
+	op := unsafe.Pointer(&out)
+	room := len(dst) >= p.size+8
+	if room {
+		op = unsafe.Pointer(unsafe.SliceData(dst))
+	}
+	for _, pc := range p.pieces {
+		store64(op, uintptr(pc.to), load64(sp, uintptr(pc.lo))>>pc.shift&pc.mask)
+	}
+	if !room {
+		copy(dst[:p.size], out[:p.size])
 	}
 	return p.dropZero(sp)
 }
@@ -288,12 +287,10 @@ func (p Packing) Unpack(src []byte, s *State) {
 	}
 }
 
-// Hash is a 64-bit hash of all of s's bytes: the search's fingerprint of
-// a state without symmetry. Two states have the same hash only by a
-// 64-bit hash collision. It covers the unused slots and the fields that
-// a packing leaves out too, so that a state that sets one (a model bug,
-// which Pack reports) never shares a fingerprint with the state without
-// it.
+// Hash is a 64-bit hash of all of s's bytes (State.Fingerprint; the
+// search hashes packed states instead, PackHash). Two states have the
+// same hash only by a 64-bit hash collision. It covers the unused slots
+// and the fields that a packing leaves out too.
 //
 // It folds the State's 16-byte blocks with one 64×64→128-bit multiply
 // each (the wyhash construction, hashWords), in four independent chains
