@@ -145,6 +145,9 @@ func FuzzParseScenario(f *testing.F) {
 			}
 			return
 		}
+		if len(sc.Lines) != len(sc.Trace) {
+			t.Fatalf("%d lines for %d steps", len(sc.Lines), len(sc.Trace))
+		}
 		again, err := ParseScenario(sc.Format())
 		if err != nil {
 			t.Fatalf("formatted scenario does not parse: %v\n%s", err, sc.Format())

@@ -24,6 +24,9 @@ type Scenario struct {
 	// DesignName is the name as written (a preset stays "demo2").
 	DesignName string
 	Trace      []Action
+	// Lines[k] is the line of the file that wrote Trace[k] (a "tick 9"
+	// line writes nine actions), for messages about a step.
+	Lines []int
 	// Expect holds the scenario's "expect key=value …" claims about its
 	// replay: violated=P,…, holds=P,…, counter=N, accepted=N, failed=N.
 	// CheckExpect tests them against the model.
@@ -103,6 +106,7 @@ func ParseScenario(text string) (*Scenario, error) {
 			}
 			for ; k > 0; k-- {
 				sc.Trace = append(sc.Trace, Action{Kind: ActTick})
+				sc.Lines = append(sc.Lines, lineNo)
 			}
 		} else {
 			times := 1
@@ -129,6 +133,7 @@ func ParseScenario(text string) (*Scenario, error) {
 			}
 			for ; times > 0; times-- {
 				sc.Trace = append(sc.Trace, a)
+				sc.Lines = append(sc.Lines, lineNo)
 			}
 		}
 		if len(sc.Trace) > maxScenarioSteps {

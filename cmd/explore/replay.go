@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	register("replay", "re-run a counterexample file through the model: does it still show its violation?", runReplay)
+	register("replay", "re-run a counterexample file (does it still show its violation?) or a scenario file (story, timeline, every property) through the model", runReplay)
 }
 
 // runReplay exits 0 when the file still shows its violation, 1 when it no
@@ -21,20 +21,24 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("replay", stderr)
 	asJSON := fs.Bool("json", false, "print the verdict as one JSON object (bad input too: {\"error\": ...})")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: explore replay [-json] FILE   (a counterexample file, e.g. counterexamples/redis-del-none-plain--own-release.txt)")
-		fmt.Fprintln(fs.Output(), "exit 0: it still shows its violation; 1: it no longer does; 2: bad file")
+		fmt.Fprintln(fs.Output(), "usage: explore replay [-json] FILE   (a counterexample file, e.g. counterexamples/redis-del-none-plain--own-release.txt, or a scenario file, e.g. model/scenarios/demo2.txt)")
+		fmt.Fprintln(fs.Output(), "counterexample: exit 0 it still shows its violation; 1 it no longer does; 2 bad file")
+		fmt.Fprintln(fs.Output(), "scenario: the story, timeline, outcome and every property on that schedule; exit 0 its expect lines hold (none: no always-property violated), 1 not, 2 bad file or a step not enabled")
 	}
 	if code, ok := parseFlagsJSON(fs, args, stdout); !ok {
 		return code
 	}
 	bad := func(msg string) int { return failUsage(stdout, stderr, "replay", *asJSON, msg) }
 	if fs.NArg() != 1 {
-		return bad("want one counterexample file")
+		return bad("want one counterexample or scenario file")
 	}
 	name := fs.Arg(0)
 	data, err := readLimited(name, counterexamples.MaxFileBytes)
 	if err != nil {
 		return bad(err.Error())
+	}
+	if !isCounterexample(data) {
+		return replayScenario(name, data, *asJSON, stdout, stderr)
 	}
 	f, err := counterexamples.Parse(string(data))
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -67,7 +68,7 @@ func TestReplayBadFile(t *testing.T) {
 
 	code, _, errs = runCmd("replay")
 	require.Equal(t, exitUsage, code)
-	require.Contains(t, errs, "want one counterexample file")
+	require.Contains(t, errs, "want one counterexample or scenario file")
 
 	big := filepath.Join(dir, "big.txt")
 	require.NoError(t, os.WriteFile(big, bytes.Repeat([]byte("x"), 5<<20), 0o644))
@@ -84,4 +85,77 @@ func TestReplayNotesAStaleFile(t *testing.T) {
 	code, out, _ := runCmd("replay", p)
 	require.Equal(t, exitOK, code)
 	require.Contains(t, out, "note: these parts of the file are not what the model writes now: story (regenerate: go run ./cmd/explore regen)")
+}
+
+// TestReplayScenario: a scenario file tells its story, timeline and outcome,
+// and every property's verdict on that schedule; its expect lines decide
+// the exit code.
+func TestReplayScenario(t *testing.T) {
+	code, out, errs := runCmd("replay", "../../model/scenarios/demo2.txt")
+	require.Equal(t, exitOK, code, errs)
+	for _, want := range []string{
+		"Demo 2: GC pause, no fencing.",
+		"design demo2 = redis/cad/none/plain, 49 steps",
+		"t=15 A: write counter = 1 → accepted  ✗ the key is C's", // the story
+		"unsafe                                      ✗A",         // the timeline
+		"lost update: counter 2 ≠ 3 accepted writes",             // the outcome
+		"  exclusive           violated at step 46\n",
+		"  own-release         holds\n",
+		"  fenced              not-seen\n",
+		"  contended           seen at step 2\n",
+		"expect lines: all hold",
+	} {
+		require.Contains(t, out, want)
+	}
+
+	// without expect lines, an always-property violated on the schedule is exit 1
+	data, err := os.ReadFile("../../model/scenarios/demo2.txt")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	noExpect := filepath.Join(dir, "mine.txt")
+	require.NoError(t, os.WriteFile(noExpect, []byte(strings.Replace(string(data), "expect violated=exclusive,no-lost-update holds=own-release counter=2 accepted=3\n", "", 1)), 0o644))
+	code, out, _ = runCmd("replay", noExpect)
+	require.Equal(t, exitViolated, code)
+	require.NotContains(t, out, "expect")
+
+	// an expect line the replay contradicts: exit 1, named by its line
+	wrong := filepath.Join(dir, "wrong.txt")
+	require.NoError(t, os.WriteFile(wrong, []byte(strings.Replace(string(data), "counter=2", "counter=3", 1)), 0o644))
+	code, out, _ = runCmd("replay", wrong)
+	require.Equal(t, exitViolated, code)
+	require.Contains(t, out, "expect: "+wrong+":9: expected counter=3, the replay gives 2")
+
+	// a safe schedule without expect lines: exit 0
+	safe := filepath.Join(dir, "safe.txt")
+	require.NoError(t, os.WriteFile(safe, []byte("design redis/cad/none/plain,clients=1\nA acquire\nA read\ntick 2\nA write\nA release\n"), 0o644))
+	code, out, _ = runCmd("replay", safe)
+	require.Equal(t, exitOK, code)
+	require.Contains(t, out, "  exclusive           holds\n")
+
+	// a step that is not enabled: exit 2, FILE:LINE
+	notEnabled := filepath.Join(dir, "bad.txt")
+	require.NoError(t, os.WriteFile(notEnabled, []byte("design demo2\nA acquire\nB acquire x3\n"), 0o644))
+	code, out, errs = runCmd("replay", notEnabled)
+	require.Equal(t, exitUsage, code)
+	require.Empty(t, out)
+	require.Contains(t, errs, "explore replay: "+notEnabled+":3: step 3 (B acquire) is not enabled at t=1")
+	require.Equal(t, 1, strings.Count(errs, "\n"))
+
+	// neither kind of file
+	junk := filepath.Join(dir, "junk.txt")
+	require.NoError(t, os.WriteFile(junk, []byte("hello\n"), 0o644))
+	code, _, errs = runCmd("replay", junk)
+	require.Equal(t, exitUsage, code)
+	require.Equal(t, "explore replay: "+junk+":1: \"hello\" before the design line (want \"design NAME\" first) (a counterexample file's first line is \"lockcheck counterexample\")\n", errs)
+
+	// -json
+	code, out, _ = runCmd("replay", "-json", "../../model/scenarios/demo2.txt")
+	require.Equal(t, exitOK, code)
+	var j replayScenarioJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &j))
+	require.Equal(t, "scenario", j.Kind)
+	require.Equal(t, 49, j.Steps)
+	require.Equal(t, "violated", j.Properties[0].Status)
+	require.Equal(t, 46, *j.Properties[0].Step)
+	require.Empty(t, j.Expect)
 }
