@@ -96,6 +96,13 @@ type Config struct {
 	// counterexample used). It must not depend on which client takes the
 	// action when Bounds.Symmetry is on. nil: every enabled action.
 	Allow func(model.Action) bool
+	// From, if not nil, starts the search at the state this trace reaches
+	// from model.Init instead of at the initial state (every step of it
+	// must be enabled): "the shortest violation from here". Depths and
+	// MaxSteps count from that state, the results' traces are the steps
+	// after From, and From's own steps are not judged (the caller has
+	// seen them); Coverage is of the part explored. nil: model.Init.
+	From []model.Action
 	// Context stops the search when done (StoppedBy "interrupted"), within
 	// one work unit of the level being expanded; the level's partial
 	// findings are dropped, what earlier levels proved stands. nil: never.
@@ -114,7 +121,9 @@ type Progress struct {
 }
 
 // Result is one property's verdict. Trace is the shortest counterexample
-// (Always) or witness (Sometimes) from the initial state; nil otherwise.
+// (Always) or witness (Sometimes) from the initial state (with
+// Config.From: from the state it reaches, the steps after it); nil
+// otherwise.
 type Result struct {
 	Property string
 	Expect   model.Expectation

@@ -512,11 +512,11 @@ func TestSmallChunksChangeNothing(t *testing.T) {
 func TestCheckFallsBackToTheWidePacking(t *testing.T) {
 	d := design(t, "redis/cad/rw/max-token,renew=3,clients=2")
 	plain := design(t, "redis/cad/rw/max-token,clients=2") // no renew: its packing leaves out Timer
-	want, err := search(Config{Design: d}, model.PropertiesFor(&d), 2, model.WidePacking(&d))
+	want, err := search(Config{Design: d}, model.PropertiesFor(&d), 2, model.WidePacking(&d), model.Init(&d))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := search(Config{Design: d}, model.PropertiesFor(&d), 2, model.NewPacking(&plain)); err != errBadPack {
+	if _, err := search(Config{Design: d}, model.PropertiesFor(&d), 2, model.NewPacking(&plain), model.Init(&d)); err != errBadPack {
 		t.Fatalf("a packing without Timer on a renew design: err %v, want errBadPack", err)
 	}
 	defer func(f func(*model.Design) model.Packing) { newPacking = f }(newPacking)

@@ -38,13 +38,21 @@ func Check(cfg Config) (*Report, error) {
 	if workers > maxWorkers {
 		workers = maxWorkers
 	}
-	rep, err := search(cfg, props, workers, newPacking(&d))
+	root := model.Init(&d)
+	if cfg.From != nil {
+		r, err := model.Replay(&d, cfg.From)
+		if err != nil {
+			return nil, fmt.Errorf("explore: the start (Config.From): %v", err)
+		}
+		root = r.Final
+	}
+	rep, err := search(cfg, props, workers, newPacking(&d), root)
 	if err == errBadPack {
 		// a state set a field its design's features should not (a model
 		// bug, or a rule of model.NewPacking that missed a feature): the
 		// frontier cannot hold it packed narrowly, so search again with
 		// every field of the used slots (same states, same verdicts)
-		rep, err = search(cfg, props, workers, model.WidePacking(&d))
+		rep, err = search(cfg, props, workers, model.WidePacking(&d), root)
 	}
 	return rep, err
 }
@@ -53,11 +61,13 @@ func Check(cfg Config) (*Report, error) {
 // leaves out a field, to see Check fall back to the wide packing).
 var newPacking = model.NewPacking
 
-// search is one run of the engine with frontier packing pk.
-func search(cfg Config, props []model.Property, workers int, pk model.Packing) (*Report, error) {
+// search is one run of the engine with frontier packing pk, from state
+// root.
+func search(cfg Config, props []model.Property, workers int, pk model.Packing, root model.State) (*Report, error) {
 	d := cfg.Design
 	e := &engine{
 		d:       d,
+		root:    root,
 		props:   props,
 		bounds:  cfg.Bounds,
 		workers: workers,
@@ -165,6 +175,7 @@ const mergeStepBytes = 8 + 1 + 4 + 1
 // been expanded, so that a level cut short drops its partial findings.
 type engine struct {
 	d       model.Design
+	root    model.State // the state the search starts from (model.Init, or Config.From's end)
 	props   []model.Property
 	bounds  Bounds
 	workers int
@@ -247,7 +258,7 @@ type hit struct {
 
 func (e *engine) run() error {
 	d := &e.d
-	init := model.Init(d)
+	init := e.root
 	e.stride = e.pk.Size()
 	e.pool.stride = e.stride
 	e.seen = 1
@@ -735,7 +746,7 @@ func (e *engine) recordLevel(live []int) error {
 		if !h.ok {
 			continue
 		}
-		path, s, err := e.trail.path(&e.d, e.base+h.from)
+		path, s, err := e.trail.path(&e.d, e.root, e.base+h.from)
 		if err != nil {
 			return err
 		}

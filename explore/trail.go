@@ -157,9 +157,10 @@ func (t *trail) bytes() int64 {
 	return int64(len(t.act))*trailChunk*2 + int64(cap(t.cp))*4 + int64(len(t.wide)+len(t.wideK))*16
 }
 
-// path rebuilds the actions from the initial state to state id, and the
-// state it reaches, by replaying the recorded action indices.
-func (t *trail) path(d *model.Design, id uint32) ([]model.Action, model.State, error) {
+// path rebuilds the actions from the search's first state root (state 0)
+// to state id, and the state it reaches, by replaying the recorded action
+// indices.
+func (t *trail) path(d *model.Design, root model.State, id uint32) ([]model.Action, model.State, error) {
 	var idx []uint16
 	for id != 0 {
 		idx = append(idx, t.actOf(id))
@@ -169,7 +170,7 @@ func (t *trail) path(d *model.Design, id uint32) ([]model.Action, model.State, e
 		}
 		id = p
 	}
-	s := model.Init(d)
+	s := root
 	out := make([]model.Action, 0, len(idx)+1)
 	var buf []model.Action
 	for k := len(idx) - 1; k >= 0; k-- {
