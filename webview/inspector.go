@@ -27,6 +27,7 @@ type group struct {
 	title  string
 	rows   []string // row headings ("" for a one-row table)
 	fields [][]field
+	zero   map[string]bool // ids of the fields that stay zero in the run (stateGroupsKeepZero keeps them)
 }
 
 var phaseNames = [...]string{
@@ -88,7 +89,13 @@ func ownerText(o uint8) string {
 // stateGroups lays out the state of a run of design d: a field appears when
 // it is not zero in some state of the run (the rest are slots the design
 // never uses), and the client's phase, flags and the node's owner always.
-func stateGroups(r *model.Run) []group {
+func stateGroups(r *model.Run) []group { return stateGroupsOf(r, false) }
+
+// stateGroupsKeepZero is stateGroups with the fields that stay zero kept,
+// marked zero (the explorer hides them until asked).
+func stateGroupsKeepZero(r *model.Run) []group { return stateGroupsOf(r, true) }
+
+func stateGroupsOf(r *model.Run, keepZero bool) []group {
 	d := &r.Design
 	states := make([]*model.State, 0, len(r.Steps)+1)
 	states = append(states, &r.Init)
@@ -126,6 +133,9 @@ func stateGroups(r *model.Run) []group {
 				return
 			}
 		}
+		if keepZero {
+			cl.fields = append(cl.fields, zeroed(&cl, row))
+		}
 	}
 	clientField("Phase", "next step", true, func(c *model.Client) string { return phaseName(c.Phase) })
 	clientField("Flags", "flags", true, func(c *model.Client) string { return flagsText(c.Flags) })
@@ -160,6 +170,9 @@ func stateGroups(r *model.Run) []group {
 				return
 			}
 		}
+		if keepZero {
+			nd.fields = append(nd.fields, zeroed(&nd, row))
+		}
 	}
 	nodeField("Owner", "key held by", true, func(n *model.Node) string { return ownerText(n.Owner) })
 	nodeField("Exp", "key expires", false, func(n *model.Node) string { return tick(n.Exp) })
@@ -173,6 +186,8 @@ func stateGroups(r *model.Run) []group {
 		for _, f := range fs {
 			if used(f, always[f.id]) {
 				g.fields = append(g.fields, []field{f})
+			} else if keepZero {
+				g.fields = append(g.fields, zeroed(&g, []field{f}))
 			}
 		}
 		if len(g.fields) > 0 {
@@ -209,10 +224,21 @@ func stateGroups(r *model.Run) []group {
 	return gs
 }
 
+// zeroed marks a row of g's fields as zero in the whole run.
+func zeroed(g *group, row []field) []field {
+	if g.zero == nil {
+		g.zero = map[string]bool{}
+	}
+	for _, f := range row {
+		g.zero[f.id] = true
+	}
+	return row
+}
+
 // transpose turns a group built field by field (fields[f][row]) into rows
 // of fields (fields[row][f]).
 func transpose(g group) group {
-	out := group{title: g.title, rows: g.rows, fields: make([][]field, len(g.rows))}
+	out := group{title: g.title, rows: g.rows, fields: make([][]field, len(g.rows)), zero: g.zero}
 	for _, col := range g.fields {
 		for r := range g.rows {
 			out.fields[r] = append(out.fields[r], col[r])
@@ -267,29 +293,7 @@ func writeInspector(b *strings.Builder, r *model.Run, info Info) {
 			summary = "⚑ " + summary
 		}
 		fmt.Fprintf(b, "<li><details class=\"%s\" id=\"step-%d\" data-seq=\"%d\"><summary>%s</summary>\n<div class=\"state\" id=\"state-%d\">\n", cls, seq, seq, esc(summary), seq)
-		for _, g := range gs {
-			fmt.Fprintf(b, "<table class=\"state\"><caption>%s</caption>", esc(g.title))
-			if len(g.fields) > 0 {
-				b.WriteString("<tr><th></th>")
-				for _, f := range g.fields[0] {
-					fmt.Fprintf(b, "<th>%s</th>", esc(f.label))
-				}
-				b.WriteString("</tr>")
-			}
-			for ri, row := range g.fields {
-				fmt.Fprintf(b, "<tr><th>%s</th>", esc(g.rows[ri]))
-				for _, f := range row {
-					v := f.value(after)
-					if before != nil && f.value(before) != v {
-						fmt.Fprintf(b, "<td class=\"ch\" data-field=\"%s\" title=\"was %s\">%s</td>", f.id, esc(f.value(before)), esc(v))
-					} else {
-						fmt.Fprintf(b, "<td>%s</td>", esc(v))
-					}
-				}
-				b.WriteString("</tr>")
-			}
-			b.WriteString("</table>\n")
-		}
+		writeStateTables(b, gs, before, after)
 		b.WriteString("</div></details></li>\n")
 	}
 	entry(0, fmt.Sprintf("initial state, t=%d", r.Init.Now), nil, &r.Init)
@@ -298,6 +302,42 @@ func writeInspector(b *strings.Builder, r *model.Run, info Info) {
 		entry(st.Seq, fmt.Sprintf("step %d: %s", st.Seq, stepWords(d, st)), &st.Before, &st.After)
 	}
 	b.WriteString("</ol>\n")
+}
+
+// writeStateTables writes the state after a step (before: the state before
+// it, nil for the initial state), a table per group, the fields the step
+// changed highlighted; a field marked zero gets class zero.
+func writeStateTables(b *strings.Builder, gs []group, before, after *model.State) {
+	esc := html.EscapeString
+	for _, g := range gs {
+		zero := func(f field) string {
+			if g.zero[f.id] {
+				return " class=\"zero\""
+			}
+			return ""
+		}
+		fmt.Fprintf(b, "<table class=\"state\"><caption>%s</caption>", esc(g.title))
+		if len(g.fields) > 0 {
+			b.WriteString("<tr><th></th>")
+			for _, f := range g.fields[0] {
+				fmt.Fprintf(b, "<th%s>%s</th>", zero(f), esc(f.label))
+			}
+			b.WriteString("</tr>")
+		}
+		for ri, row := range g.fields {
+			fmt.Fprintf(b, "<tr><th>%s</th>", esc(g.rows[ri]))
+			for _, f := range row {
+				v := f.value(after)
+				if before != nil && f.value(before) != v {
+					fmt.Fprintf(b, "<td class=\"ch\" data-field=\"%s\" title=\"was %s\">%s</td>", f.id, esc(f.value(before)), esc(v))
+				} else {
+					fmt.Fprintf(b, "<td%s>%s</td>", zero(f), esc(v))
+				}
+			}
+			b.WriteString("</tr>")
+		}
+		b.WriteString("</table>\n")
+	}
 }
 
 // stepWords is a step in the story's words; a tick says what it did.

@@ -29,6 +29,9 @@ type Info struct {
 	PorcupineFile string // porcupine's page, linked ("" none)
 	Cause         string // one sentence: why it breaks ("" none)
 	Prevented     string // what would have prevented it, as text ("" none)
+	// StepHref starts each step's link in the timeline; the step's number
+	// follows ("": "#state-", its entry in the page's inspector).
+	StepHref string
 }
 
 // ClientStep reports whether a is a step of a client (its Client field
@@ -217,7 +220,21 @@ func Page(r *model.Run, info Info) []byte {
 	meta("found by", info.FoundBy)
 	w("</dl>\n")
 
-	// the timeline
+	writeTimeline(&b, r, cols, info)
+	writeRest(&b, r, info)
+	return []byte(b.String())
+}
+
+// writeTimeline writes the timeline of run r (its columns cols) and its
+// legend.
+func writeTimeline(b *strings.Builder, r *model.Run, cols []tickInfo, info Info) {
+	d := &r.Design
+	esc := html.EscapeString
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	href := info.StepHref
+	if href == "" {
+		href = "#state-"
+	}
 	w("<div class=\"scroll\">\n<table class=\"timeline\" id=\"timeline\">\n<thead>\n<tr class=\"row-tick\"><th class=\"label\">tick</th>")
 	for _, c := range cols {
 		w("<th class=\"tick\" data-tick=\"%d\" title=\"%s\">%d</th>", c.row.Tick, esc(tickTitle(d, c)), c.row.Tick)
@@ -272,7 +289,7 @@ func Page(r *model.Run, info Info) []byte {
 				}
 				text := fmt.Sprintf("step %d: %s", st.Seq, model.Describe(d, st))
 				lines = append(lines, text)
-				chips = append(chips, fmt.Sprintf("<span class=\"chip %s\" data-step=\"%d\" title=\"%s\"><a href=\"#state-%d\">%s</a></span>", cls, st.Seq, esc(text), st.Seq, esc(label)))
+				chips = append(chips, fmt.Sprintf("<span class=\"chip %s\" data-step=\"%d\" title=\"%s\"><a href=\"%s%d\">%s</a></span>", cls, st.Seq, esc(text), esc(href), st.Seq, esc(label)))
 			}
 			w("<td class=\"%s\" data-tick=\"%d\" title=\"%s\">%s</td>", strings.Join(classes, " "), c.row.Tick, esc(strings.Join(lines, "\n")), strings.Join(chips, ""))
 		}
@@ -291,7 +308,7 @@ func Page(r *model.Run, info Info) []byte {
 				if st.Action.Kind.IsFault() {
 					cls = "fault"
 				}
-				chips = append(chips, fmt.Sprintf("<span class=\"chip %s\" data-step=\"%d\" title=\"%s\"><a href=\"#state-%d\">%s</a></span>", cls, st.Seq, esc(text), st.Seq, esc(st.Action.String())))
+				chips = append(chips, fmt.Sprintf("<span class=\"chip %s\" data-step=\"%d\" title=\"%s\"><a href=\"%s%d\">%s</a></span>", cls, st.Seq, esc(text), esc(href), st.Seq, esc(st.Action.String())))
 			}
 			w("<td class=\"cell\" data-tick=\"%d\">%s</td>", c.row.Tick, strings.Join(chips, ""))
 		}
@@ -364,7 +381,13 @@ func Page(r *model.Run, info Info) []byte {
 		"hatched: paused; underlined: working between its read and its write; red underline: its watchdog (keep-alive, heartbeats) is due but frozen with it; "+
 		"<span class=\"x\">✗</span>: a client reads or writes while the key is not its own. "+
 		"Key row: who really holds <code>%s</code>, in order within a tick.</p>\n", model.LockKey)
+}
 
+// writeRest writes what follows the timeline: the story, the inspector,
+// the outcome, the verdicts and the links.
+func writeRest(b *strings.Builder, r *model.Run, info Info) {
+	esc := html.EscapeString
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	w("<h2>Story</h2>\n<pre class=\"story\">")
 	for _, line := range strings.SplitAfter(model.RenderSteps(r), "\n") {
 		if strings.Contains(line, "✗") {
@@ -374,7 +397,7 @@ func Page(r *model.Run, info Info) []byte {
 		}
 	}
 	w("</pre>\n")
-	writeInspector(&b, r, info)
+	writeInspector(b, r, info)
 	w("<h2>Outcome</h2>\n<pre>%s</pre>\n", esc(model.RenderSummary(r)))
 	if info.Linearizable != "" {
 		w("<h2>Linearizability</h2>\n<pre>%s</pre>\n", esc(info.Linearizable))
@@ -393,7 +416,6 @@ func Page(r *model.Run, info Info) []byte {
 		w("<p class=\"links\">%s</p>\n", strings.Join(links, " · "))
 	}
 	w("</body>\n</html>\n")
-	return []byte(b.String())
 }
 
 // hasServiceSteps: does the run have steps of the lock service itself
