@@ -3,6 +3,7 @@ package webview
 import (
 	"fmt"
 	"html"
+	"strconv"
 	"strings"
 
 	"lockcheck/model"
@@ -70,13 +71,13 @@ func flagsText(f uint16) string {
 	return strings.Join(names, " ")
 }
 
-func num[T ~uint8 | ~uint16 | ~int8](v T) string { return fmt.Sprint(v) }
+func num[T ~uint8 | ~uint16 | ~int8](v T) string { return strconv.Itoa(int(v)) }
 
 func tick[T ~uint8](v T) string {
 	if v == 0 {
 		return "·"
 	}
-	return fmt.Sprintf("t=%d", v)
+	return "t=" + strconv.Itoa(int(v))
 }
 
 func ownerText(o uint8) string {

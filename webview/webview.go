@@ -5,6 +5,12 @@
 // has. Every step is in a title attribute (shown on hover), and each can be
 // opened under the story on the whole state after it (inspector.go). The
 // page needs no network and no script, and its bytes depend only on the run.
+//
+// Explorer (serve.go) is the interactive page of explore serve: the state
+// of a schedule of one's own, its enabled actions to click, the timeline
+// so far, each property's status and the shortest violation from here; a
+// link names the design and the schedule (serve_path.go), and its script
+// and style are embedded (assets/).
 package webview
 
 import (
@@ -37,11 +43,9 @@ type Info struct {
 // ClientStep reports whether a is a step of a client (its Client field
 // names the client), rather than of time or of the lock service (tick,
 // replicate, failover, node-crash, clock-jump). It asks the model's own
-// spelling: a client's action is written "<client> <verb> …".
-func ClientStep(a model.Action) bool {
-	s := a.String()
-	return len(s) >= 2 && s[1] == ' ' && s[0] >= 'A' && s[0] < 'A'+model.MaxClients
-}
+// table (ActionKind.ByClient), as Action.String does to write
+// "<client> <verb> …".
+func ClientStep(a model.Action) bool { return a.Kind.ByClient() }
 
 // palette are the clients' colours, A first.
 var palette = [model.MaxClients]string{"#2563eb", "#d97706", "#059669", "#7c3aed", "#db2777", "#0d9488", "#ea580c", "#475569"}
