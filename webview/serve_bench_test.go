@@ -1,0 +1,87 @@
+package webview
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"syscall"
+	"testing"
+	"time"
+
+	"lockcheck/model"
+)
+
+// cpuTime is the CPU time the process has used (user and system): on a
+// machine shared with other work, the cost of a page apart from the wait
+// for a core.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// longWalk is the longest of 20 random schedules of design name (seeded:
+// the same every run), each taken to its end.
+func longWalk(tb testing.TB, name string) (model.Design, []model.Action) {
+	d, err := model.ParseDesign(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var best []model.Action
+	var buf []model.Action
+	for run := 0; run < 20; run++ {
+		s := model.Init(&d)
+		var trace []model.Action
+		for {
+			buf = model.Actions(&d, &s, buf)
+			if len(buf) == 0 {
+				break
+			}
+			a := buf[rng.IntN(len(buf))]
+			trace = append(trace, a)
+			s, _ = model.Step(&d, s, a)
+		}
+		if len(trace) > len(best) {
+			best = trace
+		}
+	}
+	return d, best
+}
+
+// longest is the design whose schedules are the longest the model allows:
+// 8 clients, 8 jobs each, the longest horizon.
+const longest = "redis/cad/none/plain,clients=8,jobs=8,horizon=120"
+
+// BenchmarkExplorerStep times the server's answer to one click on a page
+// whose schedule has steps steps: parse the URL path, replay the schedule,
+// take the step, render the page (timeline, state, actions, properties,
+// story). The model caps a schedule's length (the horizon, 120 ticks, and
+// 8 clients of 8 jobs): the longest row is as long as the model lets a
+// schedule be.
+func BenchmarkExplorerStep(b *testing.B) {
+	d, all := longWalk(b, longest)
+	ex, err := NewExplorer(ExplorerConfig{Design: d.Name()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{100, len(all)} {
+		trace := all[:n]
+		url := PageURL(d.Name(), trace, -1)
+		b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
+			bytes := 0
+			cpu0 := cpuTime()
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				ex.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, url, nil))
+				if rec.Code != http.StatusOK {
+					b.Fatalf("%d: %s", rec.Code, rec.Body.String())
+				}
+				bytes = rec.Body.Len()
+			}
+			b.ReportMetric(float64(bytes), "page-bytes")
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+		})
+	}
+}

@@ -1,0 +1,261 @@
+package webview
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"image/png"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"lockcheck/explore"
+	"lockcheck/model"
+)
+
+var explorerShot = flag.String("explorer-screenshot", "", "also write the explorer browser test's screenshot (demo2 at its ✗) to this PNG file (for the README)")
+
+// browse starts the explorer of cfg on a loopback test server and a
+// headless Chromium driven by chromedp, and returns the browser's context
+// and the server's URL.
+func browse(t *testing.T, cfg ExplorerConfig) (context.Context, string) {
+	t.Helper()
+	path := chromium(t)
+	ex, err := NewExplorer(cfg)
+	require.NoError(t, err)
+	srv := httptest.NewServer(ex)
+	t.Cleanup(srv.Close)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.Flag("disable-dev-shm-usage", true),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 4*time.Minute)
+	t.Cleanup(func() { cancelT(); cancelB(); cancelA() })
+	require.NoError(t, chromedp.Do(ctx)) // start the browser
+	return ctx, srv.URL
+}
+
+// at waits for the page of step k.
+func at(k int) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitReady(chromedp.CSS(fmt.Sprintf(`body[data-at="%d"]`, k)))
+}
+
+// do runs actions; get runs one and returns its value.
+func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx, steps...))
+}
+
+func get[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	require.NoError(t, err)
+	return v
+}
+
+func sel(s string) chromedp.CSS { return chromedp.CSS(s) }
+
+func attr(t *testing.T, ctx context.Context, query, name string) string {
+	t.Helper()
+	return get(t, ctx, chromedp.AttributeValue(sel(query), name)).Value
+}
+
+// marks counts the timeline's ✗ marks and returns them as "client@tick".
+func marks(t *testing.T, ctx context.Context) []string {
+	t.Helper()
+	return get(t, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#timeline .x')).map(function (x) { return x.dataset.client + '@' + x.closest('td').dataset.tick })`))
+}
+
+func propStatus(t *testing.T, ctx context.Context, name string) string {
+	t.Helper()
+	return get(t, ctx, chromedp.Text(sel(fmt.Sprintf(`#properties tr[data-property="%s"] td.status`, name))))
+}
+
+// TestExplorerInBrowser drives the explorer page in a real headless
+// Chromium: demo2's schedule taken by clicking its steps one by one (the
+// ✗ appears at step 46, A's write at t=15, and not before), back two
+// steps and another successor, a reload of the URL to the same state, and
+// "shortest violation from here" at the initial state, as long as explore
+// check's counterexample.
+func TestExplorerInBrowser(t *testing.T) {
+	dm, err := model.LoadDemo("demo2")
+	require.NoError(t, err)
+	trace := dm.Scenario.Trace
+	ctx, base := browse(t, ExplorerConfig{Design: "demo2"})
+	do(t, ctx, chromedp.Navigate(base+"/"), at(0))
+	require.Empty(t, marks(t, ctx))
+
+	for k, a := range trace {
+		what := fmt.Sprintf(`#actions a.act[data-action="%s"]`, a)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Click(sel(what)), at(k+1)), "step %d: %s", k+1, a)
+		got := marks(t, ctx)
+		if k+1 < 46 {
+			require.Empty(t, got, "a ✗ before A's write, at step %d", k+1)
+			require.Equal(t, "holds so far", propStatus(t, ctx, "exclusive"))
+		} else {
+			require.Equal(t, []string{"A@15"}, got, "step %d", k+1)
+			require.Equal(t, "✗ violated at step 46", propStatus(t, ctx, "exclusive"))
+		}
+	}
+	loc := get(t, ctx, chromedp.Location())
+	require.Equal(t, base+PageURL("demo2", trace, -1), loc, "the URL holds the schedule")
+	require.Equal(t, "✗ violated at step 49", propStatus(t, ctx, "no-lost-update"))
+
+	// back two steps, then another successor than the schedule's
+	do(t, ctx, chromedp.Click(sel("#back")), at(48), chromedp.Click(sel("#back")), at(47))
+	require.Equal(t, trace[47].String(), attr(t, ctx, "#forward", "title"))
+	acts := get(t, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#actions a.act')).map(function (a) { return a.dataset.action })`))
+	other := ""
+	for _, a := range acts {
+		if a != trace[47].String() {
+			other = a
+			break
+		}
+	}
+	require.NotEmpty(t, other, "another successor at step 47: %v", acts)
+	do(t, ctx, chromedp.Click(sel(fmt.Sprintf(`#actions a.act[data-action="%s"]`, other))), at(48))
+	alt, err := model.ParseAction(other)
+	require.NoError(t, err)
+	want := append(append([]model.Action(nil), trace[:47]...), alt)
+	loc = get(t, ctx, chromedp.Location())
+	require.Equal(t, base+PageURL("demo2", want, -1), loc, "the new successor replaces the rest")
+	require.Equal(t, "48", attr(t, ctx, "body", "data-steps"))
+
+	// the URL reloads to the same state
+	snapshot := func() string {
+		return get(t, ctx, chromedp.Evaluate[string](`document.getElementById('current-state').outerHTML + document.getElementById('timeline').outerHTML + document.getElementById('actions').outerHTML + document.getElementById('properties').outerHTML`))
+	}
+	before := snapshot()
+	do(t, ctx, chromedp.Reload(), at(48))
+	require.Equal(t, before, snapshot())
+	// and a fresh page given the link alone does too
+	do(t, ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(loc), at(48))
+	require.Equal(t, before, snapshot())
+
+	// the zero fields toggle
+	visibleZero := `Array.from(document.querySelectorAll('#current-state td.zero')).filter(function (e) { return e.offsetParent !== null }).length`
+	require.Zero(t, get(t, ctx, chromedp.Evaluate[int](visibleZero)), "fields that stay zero are hidden")
+	do(t, ctx, chromedp.Click(sel("#show-zero")))
+	require.Positive(t, get(t, ctx, chromedp.Evaluate[int](visibleZero)), "the toggle shows them")
+
+	// shortest violation from the initial state = explore check's
+	d := dm.Scenario.Design
+	rep, err := explore.Check(explore.Config{Design: d, Bounds: explore.Bounds{Symmetry: true}})
+	require.NoError(t, err)
+	search := func(name string) string {
+		row := fmt.Sprintf(`#properties tr[data-property="%s"]`, name)
+		do(t, ctx, chromedp.Click(sel(row+" button.search")), chromedp.WaitReady(sel(row+"[data-search-status]")))
+		return attr(t, ctx, row, "data-search-steps")
+	}
+	for _, name := range []string{"exclusive", "mutex", "no-lost-update"} {
+		res, ok := rep.Result(name)
+		require.True(t, ok)
+		require.Equal(t, explore.Violated, res.Status)
+		do(t, ctx, chromedp.Navigate(base+PageURL("demo2", want, 0)), at(0))
+		require.Equal(t, strconv.Itoa(len(res.Trace)), search(name), "%s: the page's search from the initial state against explore check", name)
+	}
+	// the result's link takes the schedule it found
+	res, _ := rep.Result("no-lost-update")
+	do(t, ctx, chromedp.Click(sel(`#properties tr[data-property="no-lost-update"] a.take-found`)), at(len(res.Trace)))
+	require.Equal(t, fmt.Sprintf("✗ violated at step %d", len(res.Trace)), propStatus(t, ctx, "no-lost-update"))
+
+	// from a later state: as long as the rest of a shortest path
+	res, _ = rep.Result("exclusive")
+	do(t, ctx, chromedp.Navigate(base+PageURL("demo2", res.Trace, 10)), at(10))
+	require.Equal(t, strconv.Itoa(len(res.Trace)-10), search("exclusive"))
+
+	// download as scenario: the scenario text of the path so far
+	text := get(t, ctx, chromedp.Evaluate[string](`fetch(document.getElementById('download').href).then(function (r) { return r.text() })`, chromedp.EvalAwaitPromise))
+	sc, err := model.ParseScenario(text)
+	require.NoError(t, err, text)
+	require.Equal(t, res.Trace[:10], sc.Trace)
+	// open in reproduce shows the command
+	do(t, ctx, chromedp.Click(sel("#reproduce")), chromedp.WaitVisible(sel("#reproduce-command")))
+	cmd := get(t, ctx, chromedp.Text(sel("#reproduce-command")))
+	require.Contains(t, cmd, "explore reproduce demo2-explored.txt")
+	require.Contains(t, cmd, strings.TrimSpace(text))
+}
+
+// spin5 is the SPIN comparison's design with 5 clients (bench/): fenced,
+// so that no-lost-update holds and its search visits every state (about
+// 15 s on 2 cores).
+const spin5 = "redis/cad/rw/max-token,clock=free,horizon=41,clients=5"
+
+// TestExplorerStopsASearch: a long search shows its progress, and stop
+// ends it; the server lets it go, so that the next search runs.
+func TestExplorerStopsASearch(t *testing.T) {
+	ctx, base := browse(t, ExplorerConfig{Design: spin5})
+	for try := 0; try < 2; try++ {
+		row := `#properties tr[data-property="no-lost-update"]`
+		do(t, ctx, chromedp.Navigate(base+"/"), at(0), chromedp.Click(sel(row+" button.search")))
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('`+row+` .found').textContent.indexOf(' states, depth') >= 0`, chromedp.WithPollingTimeout(90*time.Second)))
+		require.NoError(t, err, "try %d: no progress shown", try)
+		require.Contains(t, get(t, ctx, chromedp.Text(sel(row+" .found"))), "searching: ")
+		do(t, ctx, chromedp.Click(sel(row+" button.stop")), chromedp.WaitReady(sel(row+`[data-search-status="stopped"]`)))
+		require.Equal(t, "stopped", get(t, ctx, chromedp.Text(sel(row+" .found"))))
+	}
+}
+
+// TestExplorerBadInputInBrowser: a bad URL is a one-line error in the
+// page, never a blank or stuck one.
+func TestExplorerBadInputInBrowser(t *testing.T) {
+	ctx, base := browse(t, ExplorerConfig{Design: "demo2"})
+	for path, want := range map[string]string{
+		"/explore/nope":                   `design "nope": `,
+		"/explore/demo2/-/A_write":        "step 1 (A write) is not enabled at t=1 (enabled: A acquire, B acquire, C acquire)",
+		"/explore/demo2/-/A_flies":        `step 1 of the URL path, "A_flies": action "A flies": unknown verb "flies"`,
+		"/explore/demo2/-/A_acquire?at=9": `at="9": want a step from 0 to 1`,
+	} {
+		do(t, ctx, chromedp.Navigate(base+path))
+		msg := get(t, ctx, chromedp.Text(sel("#error")))
+		require.Contains(t, msg, want, path)
+		require.NotContains(t, msg, "\n")
+	}
+}
+
+// TestExplorerScreenshot: the explorer at demo2's ✗ (step 46), with the
+// shortest lost update from there found, as the README shows it
+// (-explorer-screenshot=FILE keeps the PNG): not blank, with the ✗'s red.
+func TestExplorerScreenshot(t *testing.T) {
+	dm, err := model.LoadDemo("demo2")
+	require.NoError(t, err)
+	ctx, base := browse(t, ExplorerConfig{Design: "demo2"})
+	row := `#properties tr[data-property="no-lost-update"]`
+	do(t, ctx, chromedp.Navigate(base+PageURL("demo2", dm.Scenario.Trace, 46)), at(46),
+		chromedp.Click(sel(row+" button.search")), chromedp.WaitReady(sel(row+"[data-search-status]")))
+	require.Equal(t, "3", attr(t, ctx, row, "data-search-steps"))
+	data := get(t, ctx, chromedp.FullScreenshot(100))
+	img, err := png.Decode(bytes.NewReader(data))
+	require.NoError(t, err)
+	b := img.Bounds()
+	require.Equal(t, 1400, b.Dx())
+	red, white := 0, 0
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if abs(int(r>>8)-220) < 24 && abs(int(g>>8)-38) < 24 && abs(int(bl>>8)-38) < 24 {
+				red++
+			}
+			if r>>8 > 250 && g>>8 > 250 && bl>>8 > 250 {
+				white++
+			}
+		}
+	}
+	require.Greater(t, red, 20, "no ✗ red in the screenshot")
+	require.Less(t, white, b.Dx()*b.Dy()*97/100, "the screenshot is blank")
+	if *explorerShot != "" {
+		require.NoError(t, os.WriteFile(*explorerShot, data, 0o644))
+		t.Logf("wrote %s (%d bytes)", *explorerShot, len(data))
+	}
+}
