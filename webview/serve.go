@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"lockcheck/model"
 )
@@ -53,6 +54,8 @@ type Explorer struct {
 	cfg   ExplorerConfig
 	start string
 	busy  chan struct{} // one search at a time
+	// busyWait is how long a search waits for the one before it to stop
+	busyWait time.Duration
 }
 
 // NewExplorer checks the opening schedule (an unknown design or a step
@@ -77,7 +80,7 @@ func NewExplorer(cfg ExplorerConfig) (*Explorer, error) {
 	if cfg.Command == "" {
 		cfg.Command = "explore reproduce"
 	}
-	e := &Explorer{cfg: cfg, busy: make(chan struct{}, 1)}
+	e := &Explorer{cfg: cfg, busy: make(chan struct{}, 1), busyWait: 5 * time.Second}
 	e.start = PageURL(cfg.Design, cfg.Trace, cfg.At)
 	return e, nil
 }
@@ -113,6 +116,13 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // under ExplorePrefix, /search/… (a search from a state, as lines of JSON),
 // /scenario/… (the schedule as a scenario file) and /assets/….
 func (e *Explorer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		// a bug of the model or the page is one line too, not a dropped
+		// connection (http.ErrAbortHandler is the client gone)
+		if v := recover(); v != nil && v != http.ErrAbortHandler {
+			e.fail(w, r, refuse(http.StatusInternalServerError, "internal error (a bug: please report the URL): %v", v))
+		}
+	}()
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		e.fail(w, r, refuse(http.StatusMethodNotAllowed, "%s: the explorer answers GET only", r.Method))
 		return

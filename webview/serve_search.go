@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"lockcheck/explore"
 	"lockcheck/model"
@@ -50,11 +51,17 @@ func (e *Explorer) serveSearch(w http.ResponseWriter, r *http.Request, rest stri
 	if prop.Bad == nil {
 		return refuse(http.StatusBadRequest, "property=%q: want one of %s", clip(name), strings.Join(names, ", "))
 	}
+	// one search at a time; a stopped one lets go within a work unit, so
+	// a new one waits a moment for it
+	wait := time.NewTimer(e.busyWait)
+	defer wait.Stop()
 	select {
 	case e.busy <- struct{}{}:
 		defer func() { <-e.busy }()
-	default:
+	case <-wait.C:
 		return refuse(http.StatusConflict, "another search is running: stop it first (one search at a time)")
+	case <-r.Context().Done():
+		return nil
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -148,6 +149,15 @@ func TestExplorerBadRequests(t *testing.T) {
 	rec := httptest.NewRecorder()
 	ex.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/explore/demo2", nil))
 	require.Equal(t, http.StatusMethodNotAllowed, rec.Code)
+	// a search while another holds the searcher past the wait: 409
+	ex.busyWait = 10 * time.Millisecond
+	ex.busy <- struct{}{}
+	rec = getURL(t, ex, "/search/demo2?property=exclusive")
+	require.Equal(t, http.StatusConflict, rec.Code)
+	require.Equal(t, "another search is running: stop it first (one search at a time)\n", rec.Body.String())
+	<-ex.busy
+	rec = getURL(t, ex, "/search/demo2?property=exclusive")
+	require.Equal(t, http.StatusOK, rec.Code)
 	_, err := NewExplorer(ExplorerConfig{Design: "demo2", Trace: []model.Action{{Kind: model.ActWrite}}})
 	require.ErrorContains(t, err, "step 1 (A write) is not enabled")
 }
