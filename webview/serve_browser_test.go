@@ -259,3 +259,31 @@ func TestExplorerScreenshot(t *testing.T) {
 		t.Logf("wrote %s (%d bytes)", *explorerShot, len(data))
 	}
 }
+
+// TestExplorerLongScheduleInBrowser: the page of the longest schedule the
+// model allows (8 clients of 8 jobs, horizon 120: longWalk's 1,114 steps)
+// works in the browser as a short one does: back a step, then the step
+// forward again by clicking it. The time of each click (request, render,
+// load) is logged, not asserted (BenchmarkExplorerStep is the measure).
+func TestExplorerLongScheduleInBrowser(t *testing.T) {
+	d, trace := longWalk(t, longest)
+	require.Greater(t, len(trace), 1000)
+	ctx, base := browse(t, ExplorerConfig{Design: d.Name()})
+	n := len(trace)
+	t0 := time.Now()
+	do(t, ctx, chromedp.Navigate(base+PageURL(d.Name(), trace, -1)), at(n))
+	t.Logf("the page of %d steps: loaded in %v", n, time.Since(t0))
+	t0 = time.Now()
+	do(t, ctx, chromedp.Click(sel("#back")), at(n-1))
+	t.Logf("back: %v", time.Since(t0))
+	t0 = time.Now()
+	do(t, ctx, chromedp.Click(sel(fmt.Sprintf(`#actions a.act[data-action="%s"]`, trace[n-1]))), at(n))
+	t.Logf("the step forward, clicked: %v", time.Since(t0))
+	require.Equal(t, base+PageURL(d.Name(), trace, -1), get(t, ctx, chromedp.Location()))
+	require.Equal(t, strconv.Itoa(n), attr(t, ctx, "body", "data-steps"))
+	// beside a short page's click, same browser, same machine
+	do(t, ctx, chromedp.Navigate(base+PageURL(d.Name(), trace[:20], -1)), at(20))
+	t0 = time.Now()
+	do(t, ctx, chromedp.Click(sel("#back")), at(19))
+	t.Logf("back on a page of 20 steps: %v", time.Since(t0))
+}
