@@ -78,8 +78,12 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	var handler http.Handler = ex
+	if !*public {
+		handler = loopbackOnly(ex)
+	}
 	srv := &http.Server{
-		Handler:           ex,
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes:    4 << 20,                                           // a schedule's path of 100,000 steps
 		BaseContext:       func(net.Listener) context.Context { return ctx }, // a search in flight stops with the server
@@ -104,6 +108,23 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "explore serve: stopped")
 	return exitOK
+}
+
+// loopbackOnly refuses a request whose Host is not a loopback name or
+// address: a web page elsewhere that points a name of its own at
+// 127.0.0.1 (DNS rebinding) gets a 403, not the explorer.
+func loopbackOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if hp, _, err := net.SplitHostPort(host); err == nil {
+			host = hp
+		}
+		if err := reality.CheckLoopback(net.JoinHostPort(strings.Trim(host, "[]"), "1")); err != nil {
+			http.Error(w, fmt.Sprintf("Host %q: the explorer answers loopback names only (localhost, 127.0.0.1, ::1); serve it with -public to answer others", clip(r.Host)), http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // checkServeAddr accepts host:port with a loopback host, or any host with

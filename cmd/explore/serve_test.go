@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,5 +118,23 @@ func TestServeAddr(t *testing.T) {
 	for _, a := range []string{"0.0.0.0:0", ":8080", "10.0.0.1:80", "example.com:80"} {
 		require.Error(t, checkServeAddr(a, false), a)
 		require.NoError(t, checkServeAddr(a, true), a)
+	}
+}
+
+// TestServeLoopbackHostOnly: without -public, a request naming another
+// host (DNS rebinding) is refused.
+func TestServeLoopbackHostOnly(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	h := loopbackOnly(ok)
+	for host, want := range map[string]int{"127.0.0.1:8080": 200, "localhost:8080": 200, "[::1]:8080": 200, "localhost": 200,
+		"evil.example:8080": 403, "10.0.0.1:8080": 403, "": 403} {
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.Host = host
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		require.Equal(t, want, rec.Code, host)
+		if want == 403 {
+			require.Contains(t, rec.Body.String(), "the explorer answers loopback names only")
+		}
 	}
 }
