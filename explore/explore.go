@@ -170,6 +170,10 @@ type Report struct {
 	// kinds that occurred (the faults used) and whether a lock was lost
 	// while held. Levels cut short by a bound are not counted.
 	Coverage model.Coverage
+	// Counts are the explored space's steps by action kind and client
+	// phase, and its clients by phase (TLC's -coverage); the same for any
+	// number of workers.
+	Counts Counts
 }
 
 // Result finds a property's result by name.

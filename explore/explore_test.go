@@ -66,6 +66,9 @@ func sameReport(t *testing.T, what string, want, got *Report) {
 	if !reflect.DeepEqual(countsOf(want.Stats), countsOf(got.Stats)) {
 		t.Errorf("%s: stats\nwant %+v\ngot  %+v", what, countsOf(want.Stats), countsOf(got.Stats))
 	}
+	if want.Counts != got.Counts {
+		t.Errorf("%s: coverage counts differ\nwant %+v\ngot  %+v", what, want.Counts, got.Counts)
+	}
 	if len(want.Results) != len(got.Results) {
 		t.Fatalf("%s: %d results, want %d", what, len(got.Results), len(want.Results))
 	}

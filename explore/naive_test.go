@@ -65,10 +65,18 @@ func naiveCheck(cfg Config) (*Report, error) {
 		var next []int32
 		for _, idx := range frontier {
 			s := states[idx]
+			for c := 0; c < d.Clients; c++ {
+				rep.Counts.Phases[s.Clients[c].Phase]++
+			}
 			buf = model.Actions(&d, &s, buf)
 			for _, a := range buf {
 				ns, ev := model.Step(&d, s, a)
 				rep.Stats.Transitions++
+				col := model.NumPhases
+				if a.Kind.ByClient() {
+					col = int(s.Clients[a.Client].Phase)
+				}
+				rep.Counts.Steps[a.Kind][col]++
 				for i, p := range props {
 					if !done[i] && p.Bad(&d, &ns, &ev) {
 						record(i, append(naivePath(nodes, idx), a))

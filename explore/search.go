@@ -185,6 +185,9 @@ type engine struct {
 	rep     *Report
 	done    []bool         // property decided
 	cov     model.Coverage // what the finished levels' steps did (vacuity)
+	counts  Counts         // the finished levels' steps and states, counted (coverage)
+
+	levelCounts Counts // the level's, until it is finished
 
 	// The frontiers hold states packed to the bytes the design uses (see
 	// model.Packing), stride bytes each: state k of cur has id base+k.
@@ -241,12 +244,13 @@ type unit struct {
 	id     int       // position of its first new state in the next frontier
 	found  []hit     // per property: the first step in this unit that showed it
 	buf    []model.Action
-	nacts  []uint16    // per frontier state of the unit: its steps
-	cur    model.State // the frontier state being expanded, unpacked
-	ns     model.State // the successor being checked (fields, so that
-	ev     model.Event // passing them to Bad does not allocate)
-	kinds  uint64      // bit k: a step of action kind k
-	wit    uint8       // witness bits its steps showed (model.Witnesses)
+	nacts  []uint16                // per frontier state of the unit: its steps
+	cur    model.State             // the frontier state being expanded, unpacked
+	ns     model.State             // the successor being checked (fields, so that
+	ev     model.Event             // passing them to Bad does not allocate)
+	steps  stepTable               // its steps by action kind and acting client's phase (coverage)
+	phases [model.NumPhases]uint32 // its frontier states' clients by phase
+	wit    uint8                   // witness bits its steps showed (model.Witnesses)
 	_      [128]byte
 }
 
@@ -448,6 +452,8 @@ func (e *engine) runLevel(live []int) (levelEnd, error) {
 	e.hits = e.hits[:len(e.props)]
 	clear(e.hits)
 	var cov model.Coverage
+	lc := &e.levelCounts
+	*lc = Counts{}
 	var steps int64
 	keep := true // new states are still merged and collected
 	drop := func() {
@@ -480,7 +486,7 @@ func (e *engine) runLevel(live []int) (levelEnd, error) {
 		steps += e.steps
 		e.transitions.Add(e.steps)
 		for _, u := range e.units {
-			cov.Kinds |= u.kinds
+			lc.add(u)
 			cov.AddWitnesses(u.wit)
 			for _, pi := range live {
 				if !e.hits[pi].ok && u.found[pi].ok {
@@ -524,9 +530,11 @@ func (e *engine) runLevel(live []int) (levelEnd, error) {
 	if err := e.recordLevel(live); err != nil {
 		return end, err
 	}
-	e.cov.Kinds |= cov.Kinds
+	e.counts.addCounts(lc)
+	e.cov.Kinds |= e.counts.kinds()
 	e.cov.AddWitnesses(cov.Witnessed())
 	e.rep.Coverage = e.cov
+	e.rep.Counts = e.counts
 	if e.first && e.anyViolated() {
 		end.stop = "first"
 	}
@@ -681,12 +689,17 @@ func (e *engine) expand(u *unit, live []int, dups *dupCache) {
 	u.found = u.found[:len(e.props)]
 	clear(u.found)
 	props := e.props
-	u.kinds, u.wit = 0, 0
+	u.wit = 0
+	clear(u.steps[:])
+	clear(u.phases[:])
 	u.nacts = u.nacts[:0]
 	wit := e.cov.Witnessed() | model.Unwitnessable(d) // once every witness is seen, none is asked
 	for i := u.lo; i < u.hi; i++ {
 		s := &u.cur
 		e.load(i, s)
+		for c := range d.Clients {
+			u.phases[s.Clients[c].Phase]++
+		}
 		u.buf = model.Actions(d, s, u.buf)
 		if len(u.buf) > 1<<16-1 {
 			e.tooMany.Store(true)
@@ -704,8 +717,12 @@ func (e *engine) expand(u *unit, live []int, dups *dupCache) {
 				continue
 			}
 			u.ns = *s
+			col := noClient
+			if a.Kind.ByClient() {
+				col = int(s.Clients[a.Client].Phase)
+			}
 			model.StepTo(d, &u.ns, a, &u.ev)
-			u.kinds |= 1 << (a.Kind & 63)
+			u.steps[a.Kind][col]++
 			if wit != model.AllWitnesses {
 				w := model.Witnesses(d, &u.ns, &u.ev)
 				wit, u.wit = wit|w, u.wit|w

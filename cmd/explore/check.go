@@ -35,6 +35,7 @@ type checkArgs struct {
 	first  bool
 	out    string // folder for the counterexample files; "" = none
 	signal string // the signal that stopped the search, if one did
+	cover  bool   // -coverage: the text output counts the steps (-json always does)
 }
 
 // Limits on the numeric flags (the design's own numbers are checked by
@@ -104,6 +105,7 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 	bitsLog := fs.Int("bits", 32, fmt.Sprintf("with -bitstate: the bit array has 2^bits bits (%d to %d; 32 = 512 MB)", explore.MinBitstate, explore.MaxBitstate))
 	frontierDir := fs.String("frontier-dir", "", "keep the frontiers (the states of the level being searched and of the next) in a file in this folder, deleted at once, instead of memory: only a chunk of each is in memory")
 	out := fs.String("out", "", "write each violated property's shortest counterexample (.txt, .html, -porcupine.html) into this folder")
+	cover := fs.Bool("coverage", false, "print the coverage: the explored space's steps by action, fault and client phase, and what the design can do but never did (always in -json)")
 	var u bytes.Buffer
 	fs.SetOutput(&u)
 	fmt.Fprintln(&u, "usage: explore check -design NAME [flags]")
@@ -179,6 +181,7 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 	a.json = *asJSON
 	a.first = *first
 	a.out = *out
+	a.cover = *cover
 	return a, false, usage, nil
 }
 
@@ -469,6 +472,9 @@ func writeCheckText(w io.Writer, a *checkArgs, rep *explore.Report, violated []e
 	fmt.Fprintf(w, "\nsearch: %s distinct states, %s transitions, depth %d, %s\n", thousands(st.Distinct), thousands(st.Transitions), st.Depth, end)
 	fmt.Fprintf(w, "time: %.2f s, %s states/s; memory: %s MB peak resident, %.1f bytes per visited state\n",
 		st.Seconds, thousands(int64(float64(st.Distinct)/max(st.Seconds, 1e-9))), thousands(int64(peak>>20)), bytesPerState(st))
+	if a.cover {
+		writeCoverageText(w, &d, rep)
+	}
 }
 
 func bytesPerState(st explore.Stats) float64 {
@@ -586,6 +592,14 @@ type checkBitstateJSON struct {
 type checkCovJSON struct {
 	FaultsUsed        []string `json:"faults_used"`
 	LockLostWhileHeld bool     `json:"lock_lost_while_held"`
+	// the steps counted (coverage.go): by action kind (the design's, in
+	// action order, 0 included), by fault and the client phases it fell
+	// in, the clients met in each phase, and what never fired
+	Steps   int64            `json:"steps"`
+	Actions []covKindJSON    `json:"actions"`
+	Faults  []covFaultJSON   `json:"faults"`
+	Phases  []covClientsJSON `json:"phases"`
+	Never   covNeverJSON     `json:"never"`
 }
 
 type checkCexJSON struct {
@@ -621,6 +635,7 @@ func writeCheckJSON(w io.Writer, a *checkArgs, rep *explore.Report, violated []e
 		Coverage: checkCovJSON{FaultsUsed: resultFaults(explore.Result{}, rep), LockLostWhileHeld: rep.Coverage.LockLost},
 		Files:    files,
 	}
+	fillCoverageJSON(&out.Coverage, &d, rep)
 	if d.Jobs > 1 {
 		out.Bounds.Jobs, out.Bounds.Value = d.Jobs, d.Value.String()
 	}
