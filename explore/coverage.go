@@ -15,8 +15,27 @@ const noClient = model.NumPhases
 // stepTable counts one unit's steps by action kind and by the phase of the
 // client that took each (its phase before the step; noClient for none). A
 // unit has at most 256 states of fewer than 2^16 actions each, so uint32
-// does not overflow.
-type stepTable [model.NumActionKinds][model.NumPhases + 1]uint32
+// does not overflow. Its sides are powers of two, so that the hot path
+// indexes it with a mask and no bounds check.
+type stepTable [kindsPow2][phasesPow2]uint32
+
+const (
+	kindsPow2  = 32 // at least model.NumActionKinds
+	phasesPow2 = 16 // at least model.NumPhases + 1
+)
+
+var (
+	_ [kindsPow2 - model.NumActionKinds]struct{}
+	_ [phasesPow2 - model.NumPhases - 1]struct{}
+)
+
+// byClient[k] is model.ActionKind(k).ByClient(), by mask.
+var byClient = func() (b [kindsPow2]bool) {
+	for k := range model.NumActionKinds {
+		b[k] = model.ActionKind(k).ByClient()
+	}
+	return b
+}()
 
 // Counts are the steps and states of the explored space, counted: every
 // step of every state the search expanded (the levels a bound cut short
@@ -37,13 +56,13 @@ type Counts struct {
 
 // add sums unit u's counts into c.
 func (c *Counts) add(u *unit) {
-	for k := range u.steps {
-		for p, n := range u.steps[k] {
-			c.Steps[k][p] += int64(n)
+	for k := range c.Steps {
+		for p := range c.Steps[k] {
+			c.Steps[k][p] += int64(u.steps[k][p])
 		}
 	}
-	for p, n := range u.phases {
-		c.Phases[p] += int64(n)
+	for p := range c.Phases {
+		c.Phases[p] += int64(u.phases[p])
 	}
 }
 

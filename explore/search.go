@@ -244,13 +244,13 @@ type unit struct {
 	id     int       // position of its first new state in the next frontier
 	found  []hit     // per property: the first step in this unit that showed it
 	buf    []model.Action
-	nacts  []uint16                // per frontier state of the unit: its steps
-	cur    model.State             // the frontier state being expanded, unpacked
-	ns     model.State             // the successor being checked (fields, so that
-	ev     model.Event             // passing them to Bad does not allocate)
-	steps  stepTable               // its steps by action kind and acting client's phase (coverage)
-	phases [model.NumPhases]uint32 // its frontier states' clients by phase
-	wit    uint8                   // witness bits its steps showed (model.Witnesses)
+	nacts  []uint16           // per frontier state of the unit: its steps
+	cur    model.State        // the frontier state being expanded, unpacked
+	ns     model.State        // the successor being checked (fields, so that
+	ev     model.Event        // passing them to Bad does not allocate)
+	steps  stepTable          // its steps by action kind and acting client's phase (coverage)
+	phases [phasesPow2]uint32 // its frontier states' clients by phase
+	wit    uint8              // witness bits its steps showed (model.Witnesses)
 	_      [128]byte
 }
 
@@ -697,8 +697,8 @@ func (e *engine) expand(u *unit, live []int, dups *dupCache) {
 	for i := u.lo; i < u.hi; i++ {
 		s := &u.cur
 		e.load(i, s)
-		for c := range d.Clients {
-			u.phases[s.Clients[c].Phase]++
+		for c := range s.Clients[:d.Clients] {
+			u.phases[s.Clients[c].Phase&(phasesPow2-1)]++
 		}
 		u.buf = model.Actions(d, s, u.buf)
 		if len(u.buf) > 1<<16-1 {
@@ -717,12 +717,12 @@ func (e *engine) expand(u *unit, live []int, dups *dupCache) {
 				continue
 			}
 			u.ns = *s
-			col := noClient
-			if a.Kind.ByClient() {
-				col = int(s.Clients[a.Client].Phase)
+			col := uint8(noClient)
+			if byClient[a.Kind&(kindsPow2-1)] {
+				col = uint8(s.Clients[a.Client%model.MaxClients].Phase)
 			}
 			model.StepTo(d, &u.ns, a, &u.ev)
-			u.steps[a.Kind][col]++
+			u.steps[a.Kind&(kindsPow2-1)][col&(phasesPow2-1)]++
 			if wit != model.AllWitnesses {
 				w := model.Witnesses(d, &u.ns, &u.ev)
 				wit, u.wit = wit|w, u.wit|w
