@@ -107,6 +107,17 @@ type Config struct {
 	// one work unit of the level being expanded; the level's partial
 	// findings are dropped, what earlier levels proved stands. nil: never.
 	Context context.Context
+	// Checkpoint, if not nil, writes the search's state to a folder at
+	// level boundaries (checkpoint.go), and its Stop ends the search at
+	// the end of a level, after a checkpoint. nil: none.
+	Checkpoint *Checkpoint
+	// Resume, if not "", is a folder whose checkpoint the search goes on
+	// from instead of the initial state: the same Design, Properties and
+	// bounds (but Workers and FrontierDir) as the search that wrote it, or
+	// an error wrapping ErrCheckpoint. The report is the one the search
+	// would have given had it never stopped (but Seconds and the
+	// memory's peak).
+	Resume string
 }
 
 // Progress is a snapshot of a running search.

@@ -46,7 +46,11 @@ func Check(cfg Config) (*Report, error) {
 		}
 		root = r.Final
 	}
-	rep, err := search(cfg, props, workers, newPacking(&d), root)
+	pk := newPacking(&d)
+	if cfg.Resume != "" && checkpointPacking(cfg.Resume) == packingDigest(model.WidePacking(&d)) {
+		pk = model.WidePacking(&d) // the checkpoint's search had fallen back to it
+	}
+	rep, err := search(cfg, props, workers, pk, root)
 	if err == errBadPack {
 		// a state set a field its design's features should not (a model
 		// bug, or a rule of model.NewPacking that missed a feature): the
@@ -124,6 +128,15 @@ func search(cfg Config, props []model.Property, workers int, pk model.Packing, r
 		stop := context.AfterFunc(cfg.Context, func() { e.interrupted.Store(true) })
 		defer stop()
 	}
+	e.boundsKey = boundsKey(cfg.Bounds, &cfg)
+	if cfg.Checkpoint != nil || cfg.Resume != "" {
+		if cfg.Allow != nil {
+			return nil, fmt.Errorf("explore: a checkpoint cannot record Config.Allow")
+		}
+		e.modelDigest = modelDigest(&d, pk)
+		e.ckpt = cfg.Checkpoint
+		e.resumeDir = cfg.Resume
+	}
 	if err := e.run(); err != nil {
 		return nil, err
 	}
@@ -188,6 +201,15 @@ type engine struct {
 	counts  Counts         // the finished levels' steps and states, counted (coverage)
 
 	levelCounts Counts // the level's, until it is finished
+
+	// checkpoints (checkpoint.go)
+	ckpt        *Checkpoint
+	lastCkpt    time.Time
+	ckCleaned   bool    // stale temporary files removed
+	resumeDir   string  // Config.Resume
+	boundsKey   string  // what of the bounds a checkpoint must match
+	modelDigest string  // the model's steps on the design, hashed
+	prevSeconds float64 // the checkpoint's search's time before it
 
 	// The frontiers hold states packed to the bytes the design uses (see
 	// model.Packing), stride bytes each: state k of cur has id base+k.
@@ -266,24 +288,37 @@ func (e *engine) run() error {
 	e.stride = e.pk.Size()
 	e.pool.stride = e.stride
 	e.seen = 1
-	var scratch [256]byte // more than a packed state and its room
-	e.visit(e.fingerprint(&init, scratch[:e.stride+packRoom]))
-	if e.badPack.Load() {
-		return errBadPack
-	}
-	for i, p := range e.props {
-		if p.Bad(d, &init, nil) {
-			e.record(i, []model.Action{})
-		}
-	}
-	e.cur.grow(1, &e.pool)
-	if !e.pk.Pack(&init, e.cur.state(0, e.stride)) {
-		return errBadPack
-	}
-	e.base = 0
-	e.distinct.Store(1)
 	depth := 0
 	proved := 0 // every step of the levels before depth was checked
+	if e.resumeDir != "" {
+		var err error
+		if depth, proved, err = e.resume(e.resumeDir); err != nil {
+			return err
+		}
+		e.start = e.start.Add(-time.Duration(e.prevSeconds * float64(time.Second)))
+		e.seen = e.trail.n
+		e.rep.Coverage, e.rep.Counts = e.cov, e.counts
+		e.distinct.Store(int64(e.trail.n))
+		e.depth.Store(int64(depth))
+	} else {
+		var scratch [256]byte // more than a packed state and its room
+		e.visit(e.fingerprint(&init, scratch[:e.stride+packRoom]))
+		if e.badPack.Load() {
+			return errBadPack
+		}
+		for i, p := range e.props {
+			if p.Bad(d, &init, nil) {
+				e.record(i, []model.Action{})
+			}
+		}
+		e.cur.grow(1, &e.pool)
+		if !e.pk.Pack(&init, e.cur.state(0, e.stride)) {
+			return errBadPack
+		}
+		e.base = 0
+		e.distinct.Store(1)
+	}
+	e.lastCkpt = time.Now()
 	complete := false
 	stopped := ""
 	for {
@@ -309,6 +344,19 @@ func (e *engine) run() error {
 		if e.overMemory(0, 0, 0) {
 			stopped = "max-memory"
 			break
+		}
+		if c := e.ckpt; c != nil {
+			stop := c.Stop != nil && c.Stop.Err() != nil
+			if stop || (c.Every > 0 && time.Since(e.lastCkpt) >= c.Every) {
+				if err := e.writeCheckpoint(depth, proved); err != nil {
+					return err
+				}
+				e.lastCkpt = time.Now()
+			}
+			if stop {
+				stopped = "interrupted"
+				break
+			}
 		}
 		live := e.live()
 		lv, err := e.runLevel(live)

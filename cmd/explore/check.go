@@ -36,6 +36,7 @@ type checkArgs struct {
 	out    string // folder for the counterexample files; "" = none
 	signal string // the signal that stopped the search, if one did
 	cover  bool   // -coverage: the text output counts the steps (-json always does)
+	ck     ckArgs // -checkpoint, -checkpoint-every, -resume (checkpoint.go)
 }
 
 // Limits on the numeric flags (the design's own numbers are checked by
@@ -105,6 +106,7 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 	bitsLog := fs.Int("bits", 32, fmt.Sprintf("with -bitstate: the bit array has 2^bits bits (%d to %d; 32 = 512 MB)", explore.MinBitstate, explore.MaxBitstate))
 	frontierDir := fs.String("frontier-dir", "", "keep the frontiers (the states of the level being searched and of the next) in a file in this folder, deleted at once, instead of memory: only a chunk of each is in memory")
 	out := fs.String("out", "", "write each violated property's shortest counterexample (.txt, .html, -porcupine.html) into this folder")
+	ckFlags := addCheckpointFlags(fs)
 	cover := fs.Bool("coverage", false, "print the coverage: the explored space's steps by action, fault and client phase, and what the design can do but never did (always in -json)")
 	var u bytes.Buffer
 	fs.SetOutput(&u)
@@ -182,6 +184,9 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 	a.first = *first
 	a.out = *out
 	a.cover = *cover
+	if a.ck, err = ckFlags.parse(set); err != nil {
+		return a, false, usage, err
+	}
 	return a, false, usage, nil
 }
 
@@ -213,7 +218,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if a.bounds.MaxMemory > 0 {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(a.bounds.MaxMemory))
 	}
-	rep, err := explore.Check(explore.Config{
+	cfg := explore.Config{
 		Design: d, Properties: a.props, Bounds: bounds, First: a.first, Context: ctx,
 		Progress: pp.progress,
 		Found: func(r explore.Result, states int64) {
@@ -222,7 +227,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			}
 			pp.line(fmt.Sprintf("%s %s (%d steps) after %s states, %.1fs", r.Property, r.Status, len(r.Trace), thousands(states), time.Since(start).Seconds()))
 		},
-	})
+	}
+	a.ck.configure(&cfg, ctx, signalled, pp)
+	rep, err := explore.Check(cfg)
 	pp.done()
 	if err != nil {
 		return failUsage(stdout, stderr, "check", a.json, err.Error())
