@@ -102,7 +102,11 @@ func boundsKey(b Bounds, cfg *Config) string {
 		s += " stop-when=" + strings.Join(cfg.StopWhenViolated, ",")
 	}
 	if cfg.From != nil {
-		s += " from=" + model.FormatTrace(cfg.From)
+		var steps []string
+		for _, a := range cfg.From {
+			steps = append(steps, a.String())
+		}
+		s += " from=" + strings.Join(steps, ",")
 	}
 	return s
 }
