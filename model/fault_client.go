@@ -42,17 +42,15 @@ func crashActions(d *Design, s *State, i int, buf []Action) []Action {
 
 // pause freezes client i (its watchdog and heartbeats too) for p ticks.
 func pause(d *Design, s *State, i int, p uint8) {
-	c := &s.Clients[i]
 	s.PausesUsed++
-	c.Ready = s.Now + p
-	c.Flags |= FlagPaused
+	s.Clients[i].Pause(s.Now, p)
 	paused(d, s, i, p)
 }
 
 // slow makes client i's work take slow-work ticks.
 func slow(s *State, i int) {
 	s.SlowUsed++
-	s.Clients[i].Flags |= FlagSlow
+	s.Clients[i].Slow()
 }
 
 // crash ends client i for good; a write already on its way still arrives.
@@ -60,18 +58,10 @@ func crash(d *Design, s *State, i int) {
 	c := &s.Clients[i]
 	s.CrashesUsed++
 	if c.Phase == PhaseArrive {
-		c.Flags = FlagStarted | FlagLost // its write is still on its way
+		c.Crash()
 		return
 	}
-	old := *c
-	*c = Client{Phase: PhaseCrashed}
-	if old.Stray != 0 { // the first copy of a resent request is still on its way
-		c.Token, c.Read, c.Version, c.Stray = old.Token, old.Read, old.Version, old.Stray
-		c.Flags = old.Flags & (FlagWrote | FlagStrayDel)
-		c.Marks = old.Marks
-	}
-	c.Job, c.Marks = old.Job, c.Marks|old.Marks&MarkRestarts
-	crashed(d, s, i, old)
+	crashed(d, s, i, c.Crash())
 }
 
 // skewActions: client i's own clock jumps, while it holds a lock whose

@@ -73,9 +73,8 @@ func delay(d *Design, s *State, i int, p uint8, ev *Event) {
 	}
 	switch {
 	case k == ActWrite:
-		c.Phase = PhaseArrive
-		c.Flags &^= FlagChecked
 		ev.Token, ev.Value = sentToken(d, c, false), c.Read+1
+		c.DelayWrite(s.Now, p)
 	case k == ActAcquire && singleKey(d):
 		// applied now; the reply (and with it the belief) arrives later
 		had := c.Believes()
@@ -272,7 +271,7 @@ func reachStorage(d *Design, s *State, i int) bool {
 func describeDelay(d *Design, st *StepRecord, p uint8) string {
 	ev := &st.Event
 	c := &st.After.Clients[st.Action.Client]
-	k := nextKind(d, &st.Before, int(st.Action.Client))
+	k := st.Before.Clients[st.Action.Client].Next(d)
 	until := int(ev.Now) + int(p)
 	switch {
 	case c.Stray != 0 && st.Before.Clients[st.Action.Client].Stray == 0:

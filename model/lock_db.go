@@ -30,7 +30,7 @@ func dbRelease(d *Design, s *State, i int, ev *Event) {
 			ev.Value = c.Read + 1
 		}
 		ev.Result = ResUnreachable
-		finishJob(d, c, ev)
+		ev.Flags |= c.Take(d, ActRelease, Reply{Result: ev.Result}, s.Now).Flags
 		return
 	}
 	if key.Owner == uint8(i+1) {
@@ -49,7 +49,7 @@ func dbRelease(d *Design, s *State, i int, ev *Event) {
 	} else {
 		ev.Result = ResNoop
 	}
-	finishJob(d, c, ev)
+	ev.Flags |= c.Take(d, ActRelease, Reply{Result: ev.Result}, s.Now).Flags
 }
 
 // Words.

@@ -20,76 +20,66 @@ func keyAcquire(d *Design, s *State, i int, ev *Event) {
 	if d.Check == CheckValidity || d.AckTimeoutTicks > 0 {
 		c.Since, c.Skew = s.Now, 0 // kept only when it is used, so states stay few
 	}
-	if !reach(d, s, i, k) {
-		unreachable(s, i, ev)
-		return
-	}
-	if key.Back != 0 || (key.Owner != 0 && d.Bug != BugSetWithoutNX) || key.Hold != 0 {
-		refuse(d, s, i, ev)
-		return
-	}
-	ev.Result = ResOK
-	key.Owner = me
-	key.Exp = keyEnd(d, s.Now)
-	keySet(c)
-	grant(d, s, i)
-	// etcd and db take acquire=script only: for etcd the token is the put's
-	// revision (its create_revision), and a db row lock takes fence=none
-	switch d.Acquire {
-	case AcquireScript:
-		if d.Fence != FenceNone && !externalCounter(d) {
-			takeToken(key, c, ev)
-		}
-	case AcquireIncrAfter:
-		if d.Fence != FenceNone {
-			c.Phase = PhaseIncr
-		}
-	case AcquireSetExpire:
-		key.Exp = 0
-		c.Phase = PhaseExpire
-		if d.Fence != FenceNone {
-			takeToken(key, c, ev)
+	switch {
+	case !reach(d, s, i, k):
+		ev.Result = ResUnreachable
+	case key.Back != 0 || (key.Owner != 0 && d.Bug != BugSetWithoutNX) || key.Hold != 0:
+		ev.Result = ResRefused
+	default:
+		ev.Result = ResOK
+		key.Owner = me
+		key.Exp = keyEnd(d, s.Now)
+		keySet(c)
+		// etcd and db take acquire=script only: for etcd the token is the
+		// put's revision (its create_revision), and a db row lock takes
+		// fence=none
+		switch d.Acquire {
+		case AcquireScript:
+			if d.Fence != FenceNone && !externalCounter(d) {
+				key.Fence++
+				ev.Token = key.Fence
+			}
+		case AcquireSetExpire:
+			key.Exp = 0
+			if d.Fence != FenceNone {
+				key.Fence++
+				ev.Token = key.Fence
+			}
 		}
 	}
+	c.Take(d, ActAcquire, Reply{Result: ev.Result, Token: ev.Token}, s.Now)
 }
 
 // incr is INCR lock:fence as its own request (acquire=incr-before|after).
 func incr(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	key := &s.Nodes[keyNode(s, i)]
-	if !reach(d, s, i, keyNode(s, i)) {
-		unreachable(s, i, ev)
-		return
-	}
-	if key.Back != 0 { // the node is down: the INCR fails, try again next tick
+	switch {
+	case !reach(d, s, i, keyNode(s, i)):
+		ev.Result = ResUnreachable
+	case key.Back != 0: // the node is down: the INCR fails, try again next tick
 		ev.Result = ResRefused
-		c.Ready = s.Now + 1
-		return
+	default:
+		key.Fence++
+		ev.Token, ev.Result = key.Fence, ResOK
 	}
-	takeToken(key, c, ev)
-	ev.Result = ResOK
-	if d.Acquire == AcquireIncrBefore {
-		c.Phase = PhaseAcquire
-	} else {
-		lockTaken(d, c)
-	}
+	c.Take(d, ActIncr, Reply{Result: ev.Result, Token: ev.Token}, s.Now)
 }
 
 // expire is EXPIRE lock TTL, the second request of acquire=set-expire.
 func expire(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	key := &s.Nodes[keyNode(s, i)]
-	lockTaken(d, c)
-	if !reach(d, s, i, keyNode(s, i)) {
+	switch {
+	case !reach(d, s, i, keyNode(s, i)):
 		ev.Result = ResUnreachable // it goes on without an expiry
-		return
-	}
-	if key.Owner == 0 || key.Back != 0 {
+	case key.Owner == 0 || key.Back != 0:
 		ev.Result = ResNoop
-		return
+	default:
+		ev.Result = ResOK
+		key.Exp = keyEnd(d, s.Now)
 	}
-	ev.Result = ResOK
-	key.Exp = keyEnd(d, s.Now)
+	c.Take(d, ActExpire, Reply{Result: ev.Result}, s.Now)
 }
 
 // reenter is the nested acquire of a job that already holds the lock: a
@@ -123,41 +113,33 @@ func keyRelease(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	me := uint8(i + 1)
 	key := &s.Nodes[keyNode(s, i)]
-	if !reach(d, s, i, keyNode(s, i)) { // cut off: the release fails, the key expires by itself
-		ev.Result = ResUnreachable
-		finishJob(d, c, ev)
-		return
-	}
-	if key.Back != 0 { // the node is down: the request fails
-		ev.Result = ResNoop
-		finishJob(d, c, ev)
-		return
-	}
+	var own uint8
 	switch {
+	case !reach(d, s, i, keyNode(s, i)): // cut off: the release fails, the key expires by itself
+		ev.Result = ResUnreachable
+	case key.Back != 0: // the node is down: the request fails
+		ev.Result = ResNoop
 	case d.Release == ReleaseDel:
 		deleteKey(d, s, i, ev)
-		finishJob(d, c, ev)
 	case d.Release == ReleaseCAD:
 		if key.Owner == me || (d.Bug == BugCADNoCheck && key.Owner != 0) {
 			deleteKey(d, s, i, ev)
 		} else {
 			ev.Result = ResNoop
 		}
-		finishJob(d, c, ev)
 	case c.Phase == PhaseRelease: // get-del: the GET
 		ev.Result, ev.Value = ResOK, key.Owner
 		if key.Owner == me {
-			c.Flags |= FlagSawMine
+			own = 1
 		}
-		c.Phase = PhaseDel
 	default: // get-del: the DEL
 		if c.Flags&FlagSawMine != 0 {
 			deleteKey(d, s, i, ev)
 		} else {
 			ev.Result = ResNoop
 		}
-		finishJob(d, c, ev)
 	}
+	ev.Flags |= c.Take(d, phaseAction[c.Phase], Reply{Result: ev.Result, Own: own}, s.Now).Flags
 }
 
 // deleteKey deletes the key client i uses, whoever holds it.
@@ -179,17 +161,16 @@ func deleteKey(d *Design, s *State, i int, ev *Event) {
 func keyRenew(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	key := &s.Nodes[keyNode(s, i)]
-	c.Timer = s.Now + uint8(d.RenewTicks)
-	if !reach(d, s, i, keyNode(s, i)) {
+	switch {
+	case !reach(d, s, i, keyNode(s, i)):
 		ev.Result = ResUnreachable // a failed renewal does not stop the worker
-		return
-	}
-	if key.Owner == uint8(i+1) && key.Back == 0 {
+	case key.Owner == uint8(i+1) && key.Back == 0:
 		key.Exp = keyEnd(d, s.Now)
 		ev.Result = ResOK
-	} else {
+	default:
 		ev.Result = ResNoop
 	}
+	c.Take(d, ActRenew, Reply{Result: ev.Result}, s.Now)
 }
 
 // unreachable: a request the client could not deliver (a partition); it

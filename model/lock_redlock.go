@@ -12,7 +12,7 @@ import (
 // the worker.
 func redlockRenew(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
-	c.Timer = s.Now + uint8(d.RenewTicks)
+	c.Take(d, ActRenew, Reply{}, s.Now) // its next renewal, whatever this one does
 	me := uint8(i + 1)
 	n := 0
 	for k := 0; k < d.Nodes; k++ {
@@ -96,7 +96,7 @@ func redlockAcquire(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	me := uint8(i + 1)
 	if c.Asked == 0 {
-		c.Since, c.Votes, c.Skew = s.Now, 0, 0
+		c.Since, c.Skew = s.Now, 0
 	}
 	k := c.Asked
 	n := &s.Nodes[k]
@@ -105,36 +105,18 @@ func redlockAcquire(d *Design, s *State, i int, ev *Event) {
 		ev.Result = ResUnreachable
 	} else if n.Back == 0 && (n.Owner == 0 || d.Bug == BugSetWithoutNX) {
 		n.Owner, n.Exp = me, keyEnd(d, s.Now)
-		c.Votes |= 1 << k
 		ev.Result = ResOK
 	} else {
 		ev.Result = ResRefused
 	}
-	c.Asked++
-	votes := popcount(c.Votes)
-	ev.Value = uint8(votes)
-	if int(c.Asked) < d.Nodes {
-		return
-	}
-	need := majority(d)
-	if d.Quorum == QuorumAll {
-		need = d.Nodes
-	}
-	c.Asked = 0
-	left := validityLeft(d, s, c)
-	if votes >= need && left > 0 {
-		ev.Flags |= EvWon
-		c.Votes = 0
-		grant(d, s, i)
-		return
-	}
+	t := c.Take(d, ActAcquire, Reply{Result: ev.Result, Node: k, Left: validityLeft(d, s, c)}, s.Now)
+	ev.Value = t.Votes
+	ev.Flags |= t.Flags
 	for k := 0; k < d.Nodes; k++ { // lost: unlock what it got
-		if c.Votes&(1<<k) != 0 && s.Nodes[k].Owner == me {
+		if t.Unlock&(1<<k) != 0 && s.Nodes[k].Owner == me {
 			s.Nodes[k].Owner, s.Nodes[k].Exp = 0, 0
 		}
 	}
-	c.Votes = 0
-	c.Ready = s.Now + 1
 }
 
 // redlockRelease releases on every node (get-del: GET on every node first).
@@ -149,17 +131,17 @@ func redlockRelease(d *Design, s *State, i int, ev *Event) {
 	me := uint8(i + 1)
 	ev.Other = 0
 	if d.Release == ReleaseGetDel && c.Phase == PhaseRelease {
-		c.Votes = 0
+		var own uint8
 		for k := 0; k < d.Nodes; k++ {
 			if s.Nodes[k].Owner == me {
-				c.Votes |= 1 << k
+				own |= 1 << k
 			}
 			if ev.Other == 0 && redlockForeignKey(d, s, i, k) {
 				ev.Other = s.Nodes[k].Owner
 			}
 		}
-		ev.Result, ev.Value = ResOK, c.Votes
-		c.Phase = PhaseDel
+		ev.Result, ev.Value = ResOK, own
+		c.Take(d, ActRelease, Reply{Result: ResOK, Own: own}, s.Now)
 		return
 	}
 	ev.Result = ResNoop
@@ -186,7 +168,7 @@ func redlockRelease(d *Design, s *State, i int, ev *Event) {
 			ev.Result = ResOK
 		}
 	}
-	finishJob(d, c, ev)
+	ev.Flags |= c.Take(d, phaseAction[c.Phase], Reply{Result: ev.Result}, s.Now).Flags
 }
 
 // redlockForeignKey reports whether node k is up, reached by client i, and

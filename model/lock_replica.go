@@ -65,11 +65,7 @@ func ack(d *Design, s *State, i int, ev *Event) {
 	if c.Flags&FlagOldSide == 0 && acked(s, i) {
 		ev.Result, ev.Value = ResOK, 1
 	}
-	c.Flags |= FlagBelieves
-	c.Phase = PhaseRead
-	if d.RenewTicks > 0 {
-		c.Timer = s.Now + uint8(d.RenewTicks)
-	}
+	c.Take(d, ActAck, Reply{Result: ev.Result}, s.Now)
 }
 
 // ackBroken: the primary died (a failover, a crash): the clients whose

@@ -21,7 +21,8 @@ func zkAcquire(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	key := &s.Nodes[0]
 	if !reach(d, s, i, 0) {
-		unreachable(s, i, ev)
+		ev.Result = ResUnreachable
+		c.Take(d, ActAcquire, Reply{Result: ev.Result}, s.Now)
 		return
 	}
 	if c.Flags&FlagZNode == 0 { // the node's sequence number orders the queue
@@ -33,12 +34,11 @@ func zkAcquire(d *Design, s *State, i int, ev *Event) {
 		zkOwner(d, s)
 	}
 	ev.Other = key.Owner
+	ev.Result = ResRefused // it waits for the watch on its predecessor
 	if key.Owner == uint8(i+1) {
 		ev.Result = ResOK
-		grant(d, s, i)
-	} else {
-		ev.Result = ResRefused // waits for the watch on its predecessor
 	}
+	c.Take(d, ActAcquire, Reply{Result: ev.Result, Token: ev.Token}, s.Now)
 }
 
 // zkOwner recomputes who holds a ZooKeeper lock: the lowest live sequence.
@@ -60,7 +60,7 @@ func zkRelease(d *Design, s *State, i int, ev *Event) {
 	if !reach(d, s, i, 0) { // cut off: its node lives until its session expires
 		ev.Result = ResUnreachable
 		token, node := c.Token, c.Flags&FlagZNode
-		finishJob(d, c, ev)
+		ev.Flags |= c.Take(d, ActRelease, Reply{Result: ev.Result}, s.Now).Flags
 		if node != 0 {
 			c.Flags, c.Token = c.Flags|FlagZNode, token
 			c.Timer = s.Now + uint8(d.SessionTicks)
@@ -72,7 +72,7 @@ func zkRelease(d *Design, s *State, i int, ev *Event) {
 		c.Flags &^= FlagZNode
 		zkOwner(d, s)
 	}
-	finishJob(d, c, ev)
+	ev.Flags |= c.Take(d, ActRelease, Reply{Result: ev.Result}, s.Now).Flags
 }
 
 // zkTick: the session of client i expires when its timer is reached.

@@ -298,23 +298,9 @@ func mainStep(d *Design, s *State, i int) (ActionKind, bool) {
 	return phaseAction[c.Phase], true
 }
 
-// nextKind is the kind of client i's next step of its own, whether or not
-// it may take it now (a pause during its work falls before its write): the
-// place that fault placement (pause-at=…) names.
-func nextKind(d *Design, s *State, i int) ActionKind {
-	c := &s.Clients[i]
-	if c.Flags&FlagInFlight != 0 || c.Phase == PhaseArrive {
-		return ActArrive
-	}
-	if (c.Phase == PhaseRead || c.Phase == PhaseWrite) && d.Check == CheckValidity && c.Flags&FlagChecked == 0 {
-		return ActCheck
-	}
-	return phaseAction[c.Phase]
-}
-
 // at reports whether a fault placed at p may fall before client i's next step.
 func at(d *Design, s *State, i int, p Place) bool {
-	return p == PlaceAny || nextKind(d, s, i) == placeKinds[p]
+	return p == PlaceAny || s.Clients[i].Next(d) == placeKinds[p]
 }
 
 // strayDue reports whether the first copy of client i's resent request
@@ -436,19 +422,6 @@ func clientFaultsLeft(d *Design, s *State) bool {
 	return int(s.PausesUsed) < d.Pauses || int(s.SlowUsed) < d.SlowJobs || int(s.Delayed) < d.Delays ||
 		int(s.CrashesUsed) < d.Crashes || int(s.LostReplies) < d.Losses || int(s.ClockSkewed) < d.ClientJumps ||
 		int(s.StoreCopy.StaleReads) < d.StaleReads || d.Hangs > 0 || d.Restarts > 0 || int(s.Partitioned) < d.Partitions
-}
-
-var phaseAction = [numPhases]ActionKind{
-	PhaseIncr:    ActIncr,
-	PhaseAcquire: ActAcquire,
-	PhaseExpire:  ActExpire,
-	PhaseRead:    ActRead,
-	PhaseWrite:   ActWrite,
-	PhaseArrive:  ActArrive,
-	PhaseRelease: ActRelease,
-	PhaseDel:     ActDel,
-	PhaseReenter: ActAcquire,
-	PhaseAck:     ActAck,
 }
 
 // Enabled reports whether a is among Actions(d, s).
@@ -573,13 +546,11 @@ func check(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	left := validityLeft(d, s, c)
 	ev.Value = uint8(max(left, 0))
+	ev.Result = ResNoop
 	if left > 0 {
 		ev.Result = ResOK
-		c.Flags |= FlagChecked
-		return
 	}
-	ev.Result, ev.Flags = ResNoop, ev.Flags|EvGiveUp
-	c.Phase = PhaseRelease
+	ev.Flags |= c.Take(d, ActCheck, Reply{Result: ev.Result, Left: left}, s.Now).Flags
 }
 
 // validityLeft is the validity the client believes it has left, by its own
@@ -592,85 +563,67 @@ func validityLeft(d *Design, s *State, c *Client) int {
 // stale: served by the storage's lagging replica (a stale-read fault).
 func read(d *Design, s *State, i int, ev *Event, stale bool) {
 	c := &s.Clients[i]
-	c.Flags &^= FlagChecked
 	if !HoldsLock(d, s, i) {
 		ev.Flags |= EvUnsafe
 	}
 	ev.Held = uint8(heldNodes(d, s, i))
 	tok := sentToken(d, c, true)
 	ev.Token = tok
+	r := readAt(d, s, i, ev, tok, stale)
+	ev.Result, ev.Value = r.Result, r.Value
+	c.Take(d, ActRead, r, s.Now)
+}
+
+// readAt is the storage's answer to client i's read with token tok: the
+// counter and version read, a refusal (with the storage's highest token in
+// ev.MaxTok), or unreachable.
+func readAt(d *Design, s *State, i int, ev *Event, tok uint16, stale bool) Reply {
 	if !reachStorage(d, s, i) { // cut off: the read fails; its retries fail until the partition heals
 		ev.Flags &^= EvUnsafe
-		ev.Result = ResUnreachable
-		c.Ready = c.Cut
-		return
+		return Reply{Result: ResUnreachable}
 	}
 	counter, version := s.Store.Counter, s.Store.Version
 	switch {
 	case stale:
 		s.StoreCopy.StaleReads++
 		if !replicaRead(d, &s.StoreCopy, tok) {
-			ev.Result, ev.MaxTok = ResRejected, s.StoreCopy.MaxTok
-			c.Phase = PhaseRelease
-			return
+			ev.MaxTok = s.StoreCopy.MaxTok
+			return Reply{Result: ResRejected}
 		}
 		counter, version = s.StoreCopy.Counter, s.StoreCopy.Version
 	case inTx(d):
 		if !txAccess(d, s, i) { // the session was killed: the SELECT fails
-			ev.Result = ResRejected
-			c.Phase = PhaseRelease
-			return
+			return Reply{Result: ResRejected}
 		}
 	case !storageRead(d, &s.Store, tok):
-		ev.Result, ev.MaxTok = ResRejected, s.Store.MaxTok
-		c.Phase = PhaseRelease
-		return
+		ev.MaxTok = s.Store.MaxTok
+		return Reply{Result: ResRejected}
 	}
-	ev.Result, ev.Value = ResAccepted, counter
-	c.Read, c.Version = counter, version
-	c.Phase = PhaseWrite
-	if d.Reenter != ReenterNone {
-		c.Phase = PhaseReenter
-	}
-	work := d.WorkTicks
-	if c.Flags&FlagSlow != 0 {
-		work = d.SlowWorkTicks
-	}
-	if work > 0 {
-		c.Ready = s.Now + uint8(work)
-	}
+	return Reply{Result: ResAccepted, Value: counter, Version: version}
 }
 
 // write is the job's write of read+1 (or the arrival of a delayed one).
 func write(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
-	c.Flags &^= FlagChecked
 	if !HoldsLock(d, s, i) {
 		ev.Flags |= EvUnsafe
 	}
 	ev.Held = uint8(heldNodes(d, s, i))
 	tok := sentToken(d, c, false)
 	ev.Token, ev.Value = tok, c.Read+1
-	if !reachStorage(d, s, i) && c.Phase != PhaseArrive { // cut off: its retries fail until the partition heals
+	switch {
+	case !reachStorage(d, s, i) && c.Phase != PhaseArrive: // cut off: its retries fail until the partition heals
 		ev.Flags &^= EvUnsafe
 		ev.Result = ResUnreachable
-		c.Ready = c.Cut
-		return
-	}
-	c.Phase = PhaseRelease
-	if c.Flags&FlagLost != 0 {
-		c.Phase = PhaseCrashed
-	}
-	if inTx(d) {
-		if !txAccess(d, s, i) {
-			ev.Result = ResRejected
-			return
+	case inTx(d):
+		ev.Result = ResRejected
+		if txAccess(d, s, i) {
+			ev.Result = ResOK // buffered until COMMIT
 		}
-		c.Flags |= FlagBuffered
-		ev.Result = ResOK
-		return
+	default:
+		storeWrite(d, s, i, tok, ev)
 	}
-	storeWrite(d, s, i, tok, ev)
+	c.Take(d, ActWrite, Reply{Result: ev.Result}, s.Now)
 }
 
 // storeWrite is client i's write of read+1, with token tok, at the storage.
@@ -709,62 +662,12 @@ func keyEnd(d *Design, now uint8) uint8 {
 	return now + uint8(d.TTLTicks)
 }
 
-// grant makes client i the believer of a lock just won.
-func grant(d *Design, s *State, i int) {
-	c := &s.Clients[i]
-	lockTaken(d, c)
-	if externalCounter(d) {
-		c.Phase = PhaseIncr // next: INCR fence on the counter node
-	}
-	if d.RenewTicks > 0 {
-		c.Timer = s.Now + uint8(d.RenewTicks)
-	}
-}
-
-// lockTaken moves client c, whose acquire's last write was just applied,
-// to its work: it believes it holds the lock, or (ack=wait) it first waits
-// for the replica, and believes only once WAIT returns.
-func lockTaken(d *Design, c *Client) {
-	if d.Ack == AckWait {
-		c.Phase = PhaseAck
-		return
-	}
-	c.Flags |= FlagBelieves
-	c.Phase = PhaseRead
-}
-
-// refuse makes client i wait for its next try.
-func refuse(d *Design, s *State, i int, ev *Event) {
-	c := &s.Clients[i]
-	ev.Result = ResRefused
-	if waitsForNotice(d) {
-		c.Flags |= FlagWaiting
-	} else {
-		c.Ready = s.Now + 1
-	}
-}
-
 // takeToken hands client c the next number of node key's counter (INCR
 // lock:fence, etcd's revision, ZooKeeper's sequence).
 func takeToken(key *Node, c *Client, ev *Event) {
 	key.Fence++
 	c.Token = key.Fence
 	ev.Token = c.Token
-}
-
-// finishJob ends client c's job: its next job begins (jobs=N), or it is
-// done.
-func finishJob(d *Design, c *Client, ev *Event) {
-	ev.Flags |= EvJobDone
-	if int(c.Job)+1 < d.Jobs {
-		nextJob(d, c)
-		return
-	}
-	if c.Stray != 0 { // the first copy of a resent request is still on its way
-		*c = Client{Phase: PhaseDone, Token: c.Token, Read: c.Read, Version: c.Version, Stray: c.Stray, Flags: c.Flags & (FlagWrote | FlagStrayDel), Job: c.Job, Marks: c.Marks}
-	} else {
-		*c = Client{Phase: PhaseDone, Job: c.Job, Marks: c.Marks & MarkRestarts}
-	}
 }
 
 // tick moves time: nodes come back, keys, leases and sessions whose time is
@@ -796,14 +699,10 @@ func tick(d *Design, s *State, ev *Event) {
 			heal(d, s, i, ev)
 		}
 		clientTick(d, s, i, ev)
-		if c.Ready == s.Now {
-			c.Ready = 0
-			if c.Flags&FlagPaused != 0 {
-				c.Flags &^= FlagPaused
-				ev.Flags |= EvResumed
-				ev.ResumedMask |= 1 << i
-				resumed(d, s, i)
-			}
+		if c.Ready == s.Now && c.Tick(s.Now) {
+			ev.Flags |= EvResumed
+			ev.ResumedMask |= 1 << i
+			resumed(d, s, i)
 		}
 	}
 }
