@@ -32,7 +32,11 @@
 //     checker.
 //
 // Where things live: step.go has the action table, Actions (the fixed
-// order) and Step, which dispatches once on the action's kind; service.go is
+// order) and Step, which dispatches once on the action's kind; client.go is
+// the client's own program, pure and per client (Client.Next: what it sends
+// next; Client.Take: how the answer changes it), which Step runs on the
+// answers the services work out and reality's real client runs on the
+// answers of real servers; service.go is
 // the only place that dispatches on the lock service, by static calls into
 // lock_redis.go, lock_replica.go, lock_redlock.go, lock_etcd.go,
 // lock_zookeeper.go and lock_db.go (what acquire, release, renew and expiry

@@ -151,6 +151,9 @@ func describe(d *model.Design, v view) string {
 		}
 	case model.ActIncr:
 		s = fmt.Sprintf("INCR → %d", v.Token)
+		if v.Result == model.ResRefused {
+			s = "INCR → error (node down)"
+		}
 	case model.ActAcquire:
 		if d.Lock == model.LockRedlock {
 			s = fmt.Sprintf("SET NX on node %d → ", v.Node+1)

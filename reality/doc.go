@@ -18,20 +18,26 @@
 //     client-computed: SET counter = read+1, never INCR.
 //  2. One goroutine per client, each with its own connections, running its
 //     one job as the design says: acquire, read, work, write, release. Its
-//     next step follows from its own state and the real replies, not from
-//     the schedule; the schedule only says when it acts. A refused SET NX
-//     leaves it polling: it tries again when next told to act.
-//  3. A conductor plays the schedule in order: for a client step it orders
-//     that client to act and waits for the reply, so steps within a tick
-//     happen in the file's order; for a tick it sleeps until the next tick
-//     starts. Faults are injected at the file's steps: a pause freezes the
-//     client (it sends nothing until the pause ends), a slow job works
-//     slow-work ticks, a crash ends the goroutine for good, a delay holds
-//     the client's write in the network until it arrives, a node crash
-//     kills the lock's redis-server (SIGKILL) and restarts it at once or
-//     after restart ticks (with persist=1 from its append-only file). An
-//     order for a client that is still paused or working is not obeyed: it
-//     is reality leaving the model's path, and shows as a difference.
+//     program is the model's own (model.Client's Next and Take, client.go):
+//     its next step follows from its own state and the real replies, not
+//     from the schedule; the schedule only says when it acts. A refused
+//     SET NX leaves it polling: it tries again when next told to act. Each
+//     request goes to its real lock, made by the design's world (world.go:
+//     world_redis.go, world_replica.go, world_redlock.go, world_etcd.go,
+//     world_zookeeper.go, world_postgres.go, each starting and stopping its
+//     own servers; newWorld is the only switch on the lock service here).
+//  3. A conductor (conductor.go) plays the schedule in order: for a client
+//     step it orders that client to act and waits for the reply, so steps
+//     within a tick happen in the file's order; for a tick it sleeps until
+//     the next tick starts. Faults are injected at the file's steps: a
+//     pause freezes the client (it sends nothing until the pause ends), a
+//     slow job works slow-work ticks, a crash ends the goroutine for good,
+//     a delay holds the client's write in the network until it arrives, a
+//     node crash kills the lock's redis-server (SIGKILL) and restarts it at
+//     once or after restart ticks (with persist=1 from its append-only
+//     file). An order for a client that is still paused or working is not
+//     obeyed: it is reality leaving the model's path, and shows as a
+//     difference.
 //  4. Expiry is the server's own, against real time: tick t starts at
 //     t0 + (t-1)·tick, and every request of a tick is made and answered in
 //     the tick's first half. A client sends PX = TTL·tick − tick/2 (see

@@ -27,75 +27,6 @@ import (
 // redlockMajority is how many nodes make the lock held.
 func redlockMajority(d *model.Design) int { return d.Nodes/2 + 1 }
 
-// redlockStep is the reference client's acquire step on node c.asked.
-func (c *client) redlockStep(ctx context.Context, ob *Obs) error {
-	d := c.d
-	if c.asked == 0 {
-		c.since, c.votes = time.Now(), 0
-	}
-	k := c.asked
-	ob.Node = k
-	ok, err := c.nodes[k].SetNX(ctx, LockKey, c.value, c.px).Result()
-	if err != nil {
-		if !networkError(err) {
-			return fmt.Errorf("SET %s NX PX on node %d: %v", LockKey, k+1, err)
-		}
-		ok = false // a down node votes for nobody
-	}
-	ob.Result = model.ResRefused
-	if ok {
-		c.votes |= 1 << k
-		ob.Result = model.ResOK
-	}
-	c.asked++
-	ob.Value = popcount(c.votes)
-	if c.asked < d.Nodes {
-		return nil
-	}
-	c.asked = 0
-	need := redlockMajority(d)
-	if d.Quorum == model.QuorumAll {
-		need = d.Nodes
-	}
-	left := c.px - time.Since(c.since) - time.Duration(d.DriftTicks)*c.clk.tick
-	if ob.Value >= need && left > 0 {
-		ob.Won = true
-		c.votes = 0
-		c.believes = true
-		c.phase = model.PhaseRead
-		return nil
-	}
-	for n := 0; n < d.Nodes; n++ { // lost: unlock what it won
-		if c.votes&(1<<n) == 0 {
-			continue
-		}
-		if _, err := cadScript.Run(ctx, c.nodes[n], []string{LockKey}, c.value).Int64(); err != nil && !networkError(err) {
-			return fmt.Errorf("check-and-delete on node %d: %v", n+1, err)
-		}
-	}
-	c.votes = 0
-	return nil
-}
-
-// redlockRelease is the check-and-delete script on every node.
-func (c *client) redlockRelease(ctx context.Context, ob *Obs) error {
-	if err := c.lookBefore(ctx, ob); err != nil {
-		return err
-	}
-	ob.Result = model.ResNoop
-	for n := 0; n < c.d.Nodes; n++ {
-		got, err := cadScript.Run(ctx, c.nodes[n], []string{LockKey}, c.value).Int64()
-		if err != nil && !networkError(err) {
-			return fmt.Errorf("check-and-delete on node %d: %v", n+1, err)
-		}
-		if got == 1 {
-			ob.Result = model.ResOK
-		}
-	}
-	c.finish()
-	return nil
-}
-
 func popcount(x uint8) int {
 	n := 0
 	for ; x != 0; x &= x - 1 {
@@ -268,56 +199,6 @@ func (l *redsyncRedlock) close() {
 	for _, rc := range l.rcs {
 		rc.Close()
 	}
-}
-
-// redlockLibStep is an acquire step of a client whose library asks every
-// node in one call (redsync): the attempt's first step makes the call,
-// and each step then reports its node's answer as seen right after it (a
-// node with the client's key or none said OK — a lost attempt unlocks what
-// it won —, one with another's key or down said no). The model sends one
-// SET per step; the nodes run ahead of it between an attempt's first and
-// last step (a documented difference, see knownDifference).
-func (c *client) redlockLibStep(ctx context.Context, ob *Obs) error {
-	d := c.d
-	k := c.asked
-	ob.Node = k
-	if k == 0 {
-		won, _, told, err := c.lib.acquire(ctx)
-		if err != nil {
-			return err
-		}
-		ob.Told, c.libWon = told, won
-		c.libNodes = c.libNodes[:0]
-		for n := 0; n < d.Nodes; n++ {
-			v, err := c.nodes[n].Get(ctx, LockKey).Result()
-			res := model.ResRefused
-			switch {
-			case networkError(err): // down: no vote
-			case err != nil && !errors.Is(err, redis.Nil):
-				return fmt.Errorf("GET %s on node %d: %v", LockKey, n+1, err)
-			case errors.Is(err, redis.Nil) || v == c.value:
-				res = model.ResOK
-			}
-			c.libNodes = append(c.libNodes, res)
-		}
-	} else {
-		ob.Told = "(answered by the TryLock at the attempt's first step)"
-	}
-	ob.Result = c.libNodes[k]
-	for n := 0; n <= k; n++ {
-		if c.libNodes[n] == model.ResOK {
-			ob.Value++
-		}
-	}
-	c.asked++
-	if c.asked < d.Nodes {
-		return nil
-	}
-	c.asked = 0
-	if c.libWon {
-		ob.Won, c.believes, c.phase = true, true, model.PhaseRead
-	}
-	return nil
 }
 
 // checkAttempts reports whether every Redlock attempt in the schedule is

@@ -149,3 +149,25 @@ func TestDatabaseRowLock(t *testing.T) {
 		})
 	}
 }
+
+// TestIncrOnDownNode plays INCR lock:fence against a Redis node that is
+// down (testdata/redis-incr-node-down.txt): the model's client gets a
+// refusal and tries again at the next tick, and so must the real one (it
+// once skipped the step, "INCR failed", a difference on every such
+// schedule). Both clients retry until the node is back, and the run
+// agrees with the model step by step.
+func TestIncrOnDownNode(t *testing.T) {
+	c := reproduce(t, fileInput(t, "testdata/redis-incr-node-down.txt"), Options{})
+	if !c.Agree {
+		t.Fatalf("reality differs from the model:\n%s", c.Text())
+	}
+	refused := 0
+	for _, ob := range c.play.Steps {
+		if ob.Took == model.ActIncr && ob.Result == model.ResRefused && !ob.Skipped {
+			refused++
+		}
+	}
+	if refused != 6 {
+		t.Fatalf("want 6 refused INCRs on the down node (A and B at t=1, 2, 3), got %d:\n%s", refused, c.Text())
+	}
+}

@@ -1,0 +1,345 @@
+package reality
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"lockcheck/model"
+)
+
+// PlaySchedule plays trace for design d on real servers: the design's
+// world (world.go: its servers, its observer, each client's real lock),
+// one goroutine per client running the model's client program against
+// it (client.go), and a conductor that keeps the schedule's order: it
+// orders each client's step and waits for its reply, sleeps until the
+// next tick starts for a tick, and injects the faults. The conductor knows
+// no lock service: it calls the world. The trace must replay in the model
+// (the caller checks). Keys of the run are reset first; nothing else on
+// the servers is touched.
+func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, opts Options) (*Play, error) {
+	if err := Playable(d); err != nil {
+		return nil, err
+	}
+	if opts.Client == "" {
+		opts.Client = ClientReference
+	}
+	if err := CheckClient(opts.Client, d); err != nil {
+		return nil, fmt.Errorf("design %s: %v", d.Name(), err)
+	}
+	if opts.Tick == 0 {
+		opts.Tick = DefaultTickFor(d)
+	}
+	if err := CheckTickFor(d, opts.Tick); err != nil {
+		return nil, err
+	}
+	if d.Lock == model.LockEtcd && opts.Etcd == "" {
+		return nil, fmt.Errorf("design %s: an etcd design needs an etcd endpoint", d.Name())
+	}
+	if opts.LockDB == opts.StoreDB {
+		return nil, fmt.Errorf("lock and storage databases are both %d: want two different ones", opts.LockDB)
+	}
+	ticks := 0
+	for _, a := range trace {
+		if a.Kind == model.ActTick {
+			ticks++
+		}
+	}
+	// bounded: the schedule's ticks, the longest pause or work, and slack
+	budget := time.Duration(ticks+2*model.MaxWaitTicks+2)*opts.Tick + 30*time.Second
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+
+	ttl := d.TTLTicks + opts.plant.ttlTicks
+	p := &Play{Design: *d, Client: opts.Client, Tick: opts.Tick, PX: TTL(ttl, opts.Tick), Window: window(d, opts.Tick)}
+	opts.px = p.PX
+	sc := storageFor(d)
+	if opts.plant.storage != nil {
+		sc = *opts.plant.storage
+	}
+	w, err := newWorld(d, &opts, sc)
+	if err != nil {
+		return nil, err
+	}
+	defer w.stop()
+	if err := w.start(ctx); err != nil {
+		return nil, err
+	}
+	obs := w.observer()
+	if _, _, err := obs.look(ctx); err != nil { // connects before the clock starts
+		return nil, err
+	}
+	p.TokenOffset = w.tokenOffset()
+
+	clk := &clock{tick: opts.Tick}
+	clients := make([]*client, d.Clients)
+	for i := range clients {
+		// every connection of the client goes through its own proxies
+		h := &netHold{}
+		lk, err := w.lock(ctx, i, h)
+		if err != nil {
+			h.close()
+			return nil, err
+		}
+		clients[i] = newClient(i, d, clk, lk, obs, h, p.PX)
+		clients[i].noHold = opts.plant.noHold
+		defer clients[i].close()
+		if err := lk.connect(ctx); err != nil {
+			return nil, err
+		}
+	}
+	retarget := func(from, to string) {
+		for _, c := range clients {
+			c.net.retarget(from, to)
+		}
+	}
+	k := &conductor{d: d, p: p, w: w, obs: obs, clk: clk, clients: clients, retarget: retarget, plant: opts.plant,
+		downUntil: make([]int, w.nodes()), crashed: make([]bool, d.Clients)}
+	if err := k.play(ctx, trace, budget); err != nil {
+		return nil, err
+	}
+	if p.Counter, err = w.counter(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// conductor plays a schedule in order over the clients and the world.
+type conductor struct {
+	d         *model.Design
+	p         *Play
+	w         world
+	obs       looker
+	clk       *clock
+	clients   []*client
+	retarget  func(from, to string)
+	plant     plant
+	downUntil []int // a crashed lock node restarts when this tick starts (0: up)
+	crashed   []bool
+	now       int
+	// the clients' masks after the last step (see Obs)
+	believes, inside, done, crashedMask, waiting uint8
+	// the key as the last look saw it
+	after      int
+	afterPTTL  int64
+	afterNodes string
+}
+
+// nodesNow is each Redlock node's holder, as the last look saw them ("" for
+// the other services).
+func (k *conductor) nodesNow() string {
+	if ro, ok := k.obs.(*redlockObserver); ok {
+		return ro.last
+	}
+	return ""
+}
+
+// look is the observer's look after a step: the key's holder and PTTL.
+func (k *conductor) look(ctx context.Context, ob *Obs) error {
+	var err error
+	if ob.After, ob.AfterPTTL, err = k.obs.look(ctx); err != nil {
+		return err
+	}
+	ob.Nodes = k.nodesNow()
+	ob.End = k.clk.since()
+	return nil
+}
+
+func (k *conductor) play(ctx context.Context, trace []model.Action, budget time.Duration) error {
+	d, p, clk := k.d, k.p, k.clk
+	// start: tick 1 begins a little after everything is connected
+	clk.t0 = time.Now().Add(5 * time.Millisecond)
+	runCtx, stop := context.WithCancel(ctx)
+	orders := make([]chan order, d.Clients)
+	replies := make([]chan reply, d.Clients)
+	finished := make(chan struct{}, d.Clients)
+	for i, c := range k.clients {
+		orders[i], replies[i] = make(chan order), make(chan reply)
+		go func(c *client, o chan order, r chan reply) {
+			defer func() { finished <- struct{}{} }()
+			c.run(runCtx, o, r)
+		}(c, orders[i], replies[i])
+	}
+	defer func() {
+		// wake sleepers, let every goroutine end, bounded in time
+		stop()
+		for range k.clients {
+			select {
+			case <-finished:
+			case <-time.After(5 * time.Second):
+			}
+		}
+	}()
+
+	k.now = 1
+	clk.sleepUntil(ctx, k.now)
+	start := Obs{Seq: 0, Tick: 1, Took: model.ActTick, Before: HolderNotLooked}
+	start.Start = clk.since()
+	h, pttl, err := k.obs.look(ctx)
+	if err != nil {
+		return err
+	}
+	start.After, start.AfterPTTL, start.End = h, pttl, clk.since()
+	p.Steps = append(p.Steps, start)
+	p.late(&start, clk.offset(k.now))
+	start.Nodes = k.nodesNow()
+	k.after, k.afterPTTL, k.afterNodes = start.After, start.AfterPTTL, start.Nodes
+
+	for n, a := range trace {
+		seq := n + 1
+		var ob Obs
+		var err error
+		switch {
+		case a.Kind == model.ActTick:
+			ob, err = k.tick(ctx, seq, a, budget)
+		case a.Kind == model.ActNodeCrash:
+			ob, err = k.nodeCrash(ctx, seq, a)
+		case !a.Kind.ByClient():
+			ob, err = k.serviceStep(ctx, seq, a)
+		default:
+			ob, err = k.clientStep(ctx, seq, a, orders, replies)
+		}
+		if err != nil {
+			return err
+		}
+		ob.Seq, ob.Believes, ob.Inside, ob.Done, ob.Crashed, ob.Waiting = seq, k.believes, k.inside, k.done, k.crashedMask, k.waiting
+		k.after, k.afterPTTL, k.afterNodes = ob.After, ob.AfterPTTL, ob.Nodes
+		p.late(&ob, clk.offset(k.now))
+		p.Steps = append(p.Steps, ob)
+	}
+	return nil
+}
+
+// tick sleeps until the next tick starts: paused clients whose pause ends
+// resume (their held traffic goes through), crashed lock nodes due back
+// restart, and the observer looks.
+func (k *conductor) tick(ctx context.Context, seq int, a model.Action, budget time.Duration) (Obs, error) {
+	k.now++
+	k.clk.sleepUntil(ctx, k.now)
+	if err := ctx.Err(); err != nil {
+		return Obs{}, fmt.Errorf("step %d (tick to t=%d): run budget of %v exceeded", seq, k.now, budget)
+	}
+	ob := Obs{Action: a, Took: model.ActTick, Tick: k.now, Before: HolderNotLooked}
+	ob.Start = k.clk.since()
+	for _, c := range k.clients {
+		c.tick(k.now)
+	}
+	for n := range k.downUntil {
+		if k.downUntil[n] == k.now { // the crashed lock node comes back
+			k.downUntil[n] = 0
+			if err := k.w.restart(ctx, n); err != nil {
+				return Obs{}, fmt.Errorf("step %d (tick to t=%d): restart the lock node: %v", seq, k.now, err)
+			}
+		}
+	}
+	if err := k.look(ctx, &ob); err != nil {
+		return Obs{}, fmt.Errorf("step %d (tick to t=%d): %v", seq, k.now, err)
+	}
+	return ob, nil
+}
+
+// nodeCrash kills lock node a.Arg (SIGKILL); it restarts now or after
+// restart ticks.
+func (k *conductor) nodeCrash(ctx context.Context, seq int, a model.Action) (Obs, error) {
+	ob := Obs{Action: a, Took: a.Kind, Tick: k.now, Before: HolderNotLooked}
+	ob.Start = k.clk.since()
+	n := int(a.Arg)
+	if n >= k.w.nodes() {
+		return Obs{}, fmt.Errorf("step %d (%s): no lock node %d to crash", seq, a, n+1)
+	}
+	if err := k.w.crash(ctx, n); err != nil {
+		return Obs{}, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, k.now, err)
+	}
+	if k.d.RestartTicks == 0 {
+		if err := k.w.restart(ctx, n); err != nil {
+			return Obs{}, fmt.Errorf("step %d (%s at t=%d): restart: %v", seq, a, k.now, err)
+		}
+	} else {
+		k.downUntil[n] = k.now + k.d.RestartTicks
+	}
+	if err := k.look(ctx, &ob); err != nil {
+		return Obs{}, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, k.now, err)
+	}
+	return ob, nil
+}
+
+// serviceStep is a step of the service itself (replicate, failover).
+func (k *conductor) serviceStep(ctx context.Context, seq int, a model.Action) (Obs, error) {
+	ob := Obs{Action: a, Took: a.Kind, Tick: k.now, Before: HolderNotLooked}
+	ob.Start = k.clk.since()
+	if err := k.w.serviceStep(ctx, a, &ob, k.retarget); err != nil {
+		if errors.Is(err, errNotPlayed) {
+			return Obs{}, fmt.Errorf("step %d (%s): not played for real", seq, a)
+		}
+		return Obs{}, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, k.now, err)
+	}
+	if err := k.look(ctx, &ob); err != nil {
+		return Obs{}, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, k.now, err)
+	}
+	if a.Kind == model.ActFailover {
+		ob.Value = ob.After + 1 // the key's holder on the promoted replica
+		if ob.After < 0 {
+			ob.Value = 0
+		}
+	}
+	return ob, nil
+}
+
+// clientStep orders client a.Client to take its step (or suffer a fault)
+// and waits for its reply.
+func (k *conductor) clientStep(ctx context.Context, seq int, a model.Action, orders []chan order, replies []chan reply) (Obs, error) {
+	d, clk, now := k.d, k.clk, k.now
+	i := int(a.Client)
+	if i >= d.Clients {
+		return Obs{}, fmt.Errorf("step %d (%s): the design has %d clients", seq, a, d.Clients)
+	}
+	if k.crashed[i] {
+		ob := Obs{Action: a, Took: a.Kind, Skipped: true, Why: "it has crashed", Tick: now, Before: HolderNotLooked, After: k.after, AfterPTTL: k.afterPTTL, Nodes: k.afterNodes}
+		ob.Start, ob.End = clk.since(), clk.since()
+		return ob, nil
+	}
+	if seq == k.plant.delaySeq {
+		time.Sleep(k.plant.delay)
+	}
+	sent := clk.since()
+	select {
+	case orders[i] <- order{a: a, now: now}:
+	case <-ctx.Done():
+		return Obs{}, fmt.Errorf("step %d (%s at t=%d): client did not take the order within the run budget", seq, a, now)
+	}
+	var r reply
+	select {
+	case r = <-replies[i]:
+	case <-ctx.Done():
+		return Obs{}, fmt.Errorf("step %d (%s at t=%d): no reply within the run budget", seq, a, now)
+	}
+	if r.err != nil {
+		return Obs{}, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, now, r.err)
+	}
+	ob := r.obs
+	ob.Start = sent
+	if r.phase == model.PhaseCrashed {
+		k.crashed[i] = true
+		k.crashedMask |= 1 << i
+	}
+	if r.phase >= model.PhaseDone {
+		k.done |= 1 << i
+	}
+	// safe to read: the client is between steps
+	m := &k.clients[i].m
+	k.believes = setBit(k.believes, i, m.Believes())
+	k.inside = setBit(k.inside, i, m.InCriticalSection())
+	k.waiting = setBit(k.waiting, i, m.Flags&model.FlagWaiting != 0)
+	if ob.Notified > 0 {
+		k.waiting = 0 // the notice reached every sleeper: they are awake
+	}
+	if a.Kind.IsFault() || ob.Skipped || !touchesKey(ob.Took) {
+		ob.After, ob.AfterPTTL, ob.Nodes = k.after, k.afterPTTL, k.afterNodes
+		return ob, nil
+	}
+	if err := k.look(ctx, &ob); err != nil {
+		return Obs{}, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, now, err)
+	}
+	return ob, nil
+}

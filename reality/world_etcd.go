@@ -1,0 +1,172 @@
+package reality
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"lockcheck/model"
+)
+
+// etcdWorld is an etcd lock (etcd.go) at Options.Etcd: lockcheck's own
+// lease and put-if-absent, or etcd's concurrency.Mutex; the storage is
+// Redis's.
+type etcdWorld struct {
+	redisStorage
+	cli      *clientv3.Client
+	offset   int64
+	obs      looker
+	mutexObs *etcdMutexObserver // ClientEtcdMutex: each client's session lease is added as it is made
+}
+
+func (w *etcdWorld) start(ctx context.Context) error {
+	if err := w.startStorage(ctx); err != nil {
+		return err
+	}
+	cli, err := newEtcdClient(w.opts.Etcd)
+	if err != nil {
+		return fmt.Errorf("etcd client: %v", err)
+	}
+	w.cli = cli
+	if err := etcdMutexReset(ctx, cli); err != nil {
+		return err
+	}
+	if w.offset, err = etcdSetup(ctx, cli, w.d); err != nil {
+		return err
+	}
+	w.obs = &etcdObserver{cli: cli, clients: w.d.Clients}
+	if w.opts.Client == ClientEtcdMutex {
+		w.mutexObs = &etcdMutexObserver{cli: cli, leases: map[clientv3.LeaseID]int{}}
+		w.obs = w.mutexObs
+	}
+	return nil
+}
+
+func (w *etcdWorld) observer() looker { return w.obs }
+func (w *etcdWorld) tokenOffset() int { return int(w.offset) }
+
+func (w *etcdWorld) lock(ctx context.Context, i int, h *netHold) (realLock, error) {
+	st, err := newRedisStore(w.opts, w.sc, h, w.opts.Addr)
+	if err != nil {
+		return nil, err
+	}
+	l := &etcdLockConn{redisStore: st, d: w.d, i: i}
+	endpoint, err := viaURL(h, w.opts.Etcd)
+	if err != nil {
+		l.close()
+		return nil, err
+	}
+	ttl := int64(w.opts.px / time.Second)
+	if w.opts.Client == ClientEtcdMutex {
+		m, err := newEtcdMutex(ctx, endpoint, ttl, w.offset)
+		if err != nil {
+			l.close()
+			return nil, fmt.Errorf("client %s: %v", model.ClientName(i), err)
+		}
+		l.lib = m
+		w.mutexObs.leases[m.s.Lease()] = i
+		return l, nil
+	}
+	cli, err := newEtcdClient(endpoint)
+	if err != nil {
+		l.close()
+		return nil, fmt.Errorf("client %s: etcd client: %v", model.ClientName(i), err)
+	}
+	l.own = &etcdLock{cli: cli, value: model.LockValue(i), ttl: ttl, offset: w.offset}
+	return l, nil
+}
+
+func (w *etcdWorld) stop() {
+	if w.cli != nil {
+		w.cli.Close()
+	}
+	w.stopStorage()
+}
+
+// etcdLockConn is a client's etcd lock: lockcheck's own (own) or etcd's
+// Mutex on a Session (lib).
+type etcdLockConn struct {
+	noUnlock
+	redisStore
+	d   *model.Design
+	i   int
+	own *etcdLock
+	lib lockAPI
+}
+
+func (l *etcdLockConn) connect(ctx context.Context) error { return l.connectStore(ctx, l.i) }
+
+func (l *etcdLockConn) close() {
+	if l.lib != nil {
+		l.lib.close()
+	}
+	if l.own != nil {
+		l.own.cli.Close()
+	}
+	l.store.Close()
+}
+
+func (l *etcdLockConn) incr(context.Context, *Obs) (model.Reply, error) {
+	return model.Reply{}, errors.New("an etcd lock's token is its revision: no INCR")
+}
+
+func (l *etcdLockConn) expire(context.Context, *Obs) (model.Reply, error) {
+	return model.Reply{}, errors.New("an etcd lock is played with acquire=script: no EXPIRE")
+}
+
+func (l *etcdLockConn) acquire(ctx context.Context, c *client, ob *Obs) (model.Reply, error) {
+	var won bool
+	var tok int
+	var err error
+	if l.lib != nil {
+		won, tok, ob.Told, err = l.lib.acquire(ctx)
+	} else {
+		won, tok, err = l.own.acquire(ctx)
+	}
+	if err != nil {
+		return model.Reply{}, err
+	}
+	return wonReply(l.d, won, tok, ob), nil
+}
+
+// release deletes its key if still its own (the only release etcd designs
+// have), or the Mutex's Unlock.
+func (l *etcdLockConn) release(ctx context.Context, c *client, k model.ActionKind, ob *Obs) (model.Reply, error) {
+	if err := c.lookBefore(ctx, ob); err != nil {
+		return model.Reply{}, err
+	}
+	var ok bool
+	var err error
+	if l.lib != nil {
+		ok, ob.Told, err = l.lib.release(ctx, c.i, ob.Before)
+	} else {
+		ok, err = l.own.release(ctx)
+	}
+	if err != nil {
+		return model.Reply{}, err
+	}
+	n := int64(0)
+	if ok {
+		n = 1
+	}
+	return deletedReply(l.d, c, ob, n), nil
+}
+
+// renew is one keep-alive of its lease.
+func (l *etcdLockConn) renew(ctx context.Context, c *client, ob *Obs) (model.Reply, error) {
+	if l.lib != nil {
+		return libRenew(ctx, l.lib, ob)
+	}
+	ok, err := l.own.renew(ctx)
+	if err != nil {
+		return model.Reply{}, err
+	}
+	ob.Result = model.ResNoop
+	if ok {
+		ob.Result = model.ResOK
+	}
+	return model.Reply{Result: ob.Result}, nil
+}

@@ -1,0 +1,532 @@
+package reality
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"lockcheck/model"
+)
+
+// redisWorld is one Redis node holding lock:order-42 and lock:fence (in
+// the lock database of opts.Addr, or of a server of its own that node-crash
+// steps kill and restart: opts.Lock), with the storage beside it.
+type redisWorld struct {
+	redisStorage
+	server *Server // the lock's own server (node crashes), or nil
+	obs    *observer
+}
+
+func (w *redisWorld) start(ctx context.Context) error {
+	if err := w.startStorage(ctx); err != nil {
+		return err
+	}
+	w.obs = &observer{c: redis.NewClient(lockOptions(w.d, w.lockAddr, w.opts.LockDB)), clients: w.d.Clients, canFail: w.d.NodeCrashes > 0}
+	return nil
+}
+
+func (w *redisWorld) observer() looker { return w.obs }
+
+func (w *redisWorld) nodes() int {
+	if w.server != nil {
+		return 1
+	}
+	return 0
+}
+
+func (w *redisWorld) crash(ctx context.Context, k int) error {
+	if k >= w.nodes() {
+		return w.redisStorage.crash(ctx, k)
+	}
+	return w.server.Crash()
+}
+
+func (w *redisWorld) restart(ctx context.Context, k int) error {
+	if k >= w.nodes() {
+		return w.redisStorage.restart(ctx, k)
+	}
+	return w.server.Restart(ctx)
+}
+
+func (w *redisWorld) lock(ctx context.Context, i int, h *netHold) (realLock, error) {
+	return newKeyLock(w.d, w.opts, w.sc, i, h, w.lockAddr, w.opts.Addr)
+}
+
+func (w *redisWorld) stop() {
+	if w.obs != nil {
+		w.obs.c.Close()
+	}
+	w.stopStorage()
+}
+
+// redisStore is a client's connection to the Redis storage: the job's
+// read and write, checked by the design's scripts.
+type redisStore struct {
+	store *redis.Client
+	sc    storageScripts
+}
+
+func (s *redisStore) read(ctx context.Context, c *client, tok int, ob *Obs) (model.Reply, error) {
+	res, err := s.sc.read.Run(ctx, s.store, storageKeys, tok).Int64Slice()
+	if err != nil || len(res) < 2 {
+		return model.Reply{}, fmt.Errorf("storage read script: %v (reply %v)", err, res)
+	}
+	if res[0] == 0 {
+		ob.Result, ob.MaxTok = model.ResRejected, int(res[1])
+		return model.Reply{Result: model.ResRejected}, nil
+	}
+	if len(res) < 3 {
+		return model.Reply{}, fmt.Errorf("storage read script: short reply %v", res)
+	}
+	ob.Result, ob.Value = model.ResAccepted, int(res[1])
+	return model.Reply{Result: model.ResAccepted, Value: uint8(res[1]), Version: uint8(res[2])}, nil
+}
+
+// write sends a write with its value, token and version to the storage.
+func (s *redisStore) write(ctx context.Context, c *client, v, tok, version int, ob *Obs) (model.Reply, error) {
+	ob.Token, ob.Value = tok, v
+	res, err := s.sc.write.Run(ctx, s.store, storageKeys, v, tok, version).Int64Slice()
+	if err != nil || len(res) < 1 {
+		return model.Reply{}, fmt.Errorf("storage write script: %v (reply %v)", err, res)
+	}
+	if res[0] == 0 {
+		ob.Result = model.ResRejected
+		if len(res) > 1 {
+			ob.MaxTok = int(res[1])
+		}
+		return model.Reply{Result: model.ResRejected}, nil
+	}
+	ob.Result = model.ResAccepted
+	return model.Reply{Result: model.ResAccepted}, nil
+}
+
+func (s *redisStore) connectStore(ctx context.Context, i int) error {
+	if err := s.store.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("client %s: PING: %v", model.ClientName(i), err)
+	}
+	return nil
+}
+
+func newRedisStore(opts *Options, sc storageScripts, h *netHold, storeAddr string) (redisStore, error) {
+	via, err := h.via(storeAddr)
+	if err != nil {
+		return redisStore{}, err
+	}
+	return redisStore{store: redis.NewClient(clientOptions(via, opts.StoreDB)), sc: sc}, nil
+}
+
+// noUnlock, noExpire, noIncr, noCrash: the requests a service has not.
+type noUnlock struct{}
+
+func (noUnlock) unlock(context.Context, *client, uint8) error { return nil }
+func (noUnlock) crashed(*client)                              {}
+
+// keyLock is a client's lock on one Redis key (lock=redis and replica):
+// lockcheck's own requests (SET NX PX, the INCR lock:fence script, EXPIRE,
+// DEL, check-and-delete, GET then DEL, the watchdog's PEXPIRE), or a
+// library's acquire, extend and release (lib) with INCR lock:fence for a
+// token; with wait=notify a subscription to release notices.
+type keyLock struct {
+	noUnlock
+	redisStore
+	d     *model.Design
+	i     int
+	lock  *redis.Client // lock database: lock:order-42, lock:fence
+	sub   *redis.PubSub // wait=notify: release notices
+	lib   lockAPI       // a lock library's acquire, renew and release (nil: lockcheck's own)
+	value string        // its value in the lock key, e.g. "B:91ab"
+	px    time.Duration // the TTL it sends with SET … PX
+}
+
+func newKeyLock(d *model.Design, opts *Options, sc storageScripts, i int, h *netHold, lockAddr, storeAddr string) (*keyLock, error) {
+	lockVia, err := h.via(lockAddr)
+	if err != nil {
+		return nil, err
+	}
+	st, err := newRedisStore(opts, sc, h, storeAddr)
+	if err != nil {
+		return nil, err
+	}
+	l := &keyLock{redisStore: st, d: d, i: i, value: model.LockValue(i), px: opts.px,
+		lock: redis.NewClient(lockOptions(d, lockVia, opts.LockDB))}
+	if d.Wait == model.WaitNotify {
+		l.sub = redis.NewClient(lockOptions(d, lockVia, opts.LockDB)).Subscribe(context.Background())
+	}
+	switch opts.Client {
+	case ClientRedsync:
+		l.lib = newRedsync(lockVia, opts.LockDB, l.value, opts.px)
+	case ClientRedislock:
+		l.lib = newRedislock(lockVia, opts.LockDB, l.value, opts.px)
+	}
+	return l, nil
+}
+
+func (l *keyLock) connect(ctx context.Context) error {
+	if err := l.lock.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("client %s: PING: %v", model.ClientName(l.i), err)
+	}
+	if err := l.connectStore(ctx, l.i); err != nil {
+		return err
+	}
+	if l.sub != nil {
+		if err := l.sub.Subscribe(ctx, NoticeChannel); err != nil {
+			return fmt.Errorf("client %s: SUBSCRIBE %s: %v", model.ClientName(l.i), NoticeChannel, err)
+		}
+		if _, err := l.sub.Receive(ctx); err != nil { // the subscription's confirmation
+			return fmt.Errorf("client %s: SUBSCRIBE %s: %v", model.ClientName(l.i), NoticeChannel, err)
+		}
+	}
+	return nil
+}
+
+func (l *keyLock) close() {
+	if l.lib != nil {
+		l.lib.close()
+	}
+	l.lock.Close()
+	l.store.Close()
+	if l.sub != nil {
+		l.sub.Close()
+	}
+}
+
+func (l *keyLock) incr(ctx context.Context, ob *Obs) (model.Reply, error) {
+	n, err := l.lock.Incr(ctx, FenceKey).Result()
+	if err != nil {
+		if err := lockErr(l.d, err, "INCR "+FenceKey); !isDown(err) {
+			return model.Reply{}, err
+		}
+		// the node is down: the INCR fails, and the client tries again next
+		// tick, as the model's does
+		ob.Result = model.ResRefused
+		return model.Reply{Result: model.ResRefused}, nil
+	}
+	ob.Result, ob.Token = model.ResOK, int(n)
+	return model.Reply{Result: model.ResOK, Token: uint16(n)}, nil
+}
+
+func (l *keyLock) acquire(ctx context.Context, c *client, ob *Obs) (model.Reply, error) {
+	if c.m.Flags&model.FlagWaiting != 0 && !l.notified(ctx) {
+		ob.Skipped, ob.Why = true, "still asleep: no release notice came"
+		return model.Reply{}, nil
+	}
+	l.drainNotices()
+	var won bool
+	var tok int
+	var err error
+	if l.lib != nil {
+		won, tok, ob.Told, err = l.lib.acquire(ctx)
+	} else {
+		won, tok, err = l.setNX(ctx)
+	}
+	if isDown(err) {
+		won, err = false, nil // no answer from a down node: try again later
+	}
+	if err != nil {
+		return model.Reply{}, err
+	}
+	return wonReply(l.d, won, tok, ob), nil
+}
+
+// wonReply is an acquire's answer: won (with the token, when the design
+// uses one and the service gave one) or refused.
+func wonReply(d *model.Design, won bool, tok int, ob *Obs) model.Reply {
+	if !won {
+		ob.Result = model.ResRefused // poll again next tick, or sleep until a notice
+		return model.Reply{Result: model.ResRefused}
+	}
+	ob.Result = model.ResOK
+	r := model.Reply{Result: model.ResOK}
+	if tok > 0 && d.Fence != model.FenceNone { // etcd: the revision is a token only when the design uses one
+		ob.Token, r.Token = tok, uint16(tok)
+	}
+	return r
+}
+
+// setNX sends the design's SET NX (with its token when the design takes it
+// in the same step). It reports whether the client won, and the token.
+func (l *keyLock) setNX(ctx context.Context) (bool, int, error) {
+	d := l.d
+	fenced := d.Fence != model.FenceNone
+	keys := []string{LockKey, FenceKey}
+	switch {
+	case d.Bug == model.BugSetWithoutNX && d.Acquire == model.AcquireSetExpire && fenced:
+		n, err := setNoNXIncrScript.Run(ctx, l.lock, keys, l.value).Int64()
+		return scriptWon(d, n, err, "SET (no NX) + INCR script")
+	case d.Bug == model.BugSetWithoutNX && d.Acquire == model.AcquireScript && fenced:
+		n, err := acquireNoNXScript.Run(ctx, l.lock, keys, l.value, l.px.Milliseconds()).Int64()
+		return scriptWon(d, n, err, "SET (no NX) PX + INCR script")
+	case d.Bug == model.BugSetWithoutNX:
+		ttl := l.px
+		if d.Acquire == model.AcquireSetExpire {
+			ttl = 0
+		}
+		if err := l.lock.Set(ctx, LockKey, l.value, ttl).Err(); err != nil {
+			return false, 0, lockErr(d, err, "SET "+LockKey+" (no NX)")
+		}
+		return true, 0, nil
+	case d.Acquire == model.AcquireSetExpire && fenced:
+		n, err := setNXIncrScript.Run(ctx, l.lock, keys, l.value).Int64()
+		return scriptWon(d, n, err, "SET NX + INCR script")
+	case d.Acquire == model.AcquireSetExpire:
+		ok, err := l.lock.SetNX(ctx, LockKey, l.value, 0).Result()
+		if err != nil {
+			return false, 0, lockErr(d, err, "SET "+LockKey+" NX")
+		}
+		return ok, 0, nil
+	case d.Acquire == model.AcquireScript && fenced:
+		n, err := acquireScript.Run(ctx, l.lock, keys, l.value, l.px.Milliseconds()).Int64()
+		return scriptWon(d, n, err, "SET NX PX + INCR script")
+	default:
+		ok, err := l.lock.SetNX(ctx, LockKey, l.value, l.px).Result()
+		if err != nil {
+			return false, 0, lockErr(d, err, "SET "+LockKey+" NX PX")
+		}
+		return ok, 0, nil
+	}
+}
+
+func scriptWon(d *model.Design, n int64, err error, what string) (bool, int, error) {
+	if errors.Is(err, redis.Nil) {
+		return false, 0, nil
+	}
+	if err != nil {
+		return false, 0, lockErr(d, err, what)
+	}
+	return true, int(n), nil
+}
+
+func (l *keyLock) expire(ctx context.Context, ob *Obs) (model.Reply, error) {
+	ok, err := l.lock.PExpire(ctx, LockKey, l.px).Result()
+	if err != nil {
+		if err := lockErr(l.d, err, "PEXPIRE "+LockKey); !isDown(err) {
+			return model.Reply{}, err
+		}
+	}
+	ob.Result = model.ResNoop
+	if ok {
+		ob.Result = model.ResOK
+	}
+	return model.Reply{Result: ob.Result}, nil
+}
+
+func (l *keyLock) release(ctx context.Context, c *client, k model.ActionKind, ob *Obs) (model.Reply, error) {
+	d := l.d
+	if l.lib != nil {
+		if err := c.lookBefore(ctx, ob); err != nil {
+			return model.Reply{}, err
+		}
+		ok, told, err := l.lib.release(ctx, c.i, ob.Before)
+		if err != nil {
+			return model.Reply{}, err
+		}
+		ob.Told = told
+		n := int64(0)
+		if ok {
+			n = 1
+		}
+		return l.deleted(ctx, c, ob, n)
+	}
+	switch {
+	case k == model.ActDel: // get-del's DEL, if the GET said the key was its own
+		if c.m.Flags&model.FlagSawMine == 0 {
+			ob.Result = model.ResNoop // the GET said it was not ours: no request
+			return model.Reply{Result: model.ResNoop}, nil
+		}
+		return l.del(ctx, c, ob)
+	case d.Release == model.ReleaseDel:
+		return l.del(ctx, c, ob)
+	case d.Release == model.ReleaseCAD:
+		if err := c.lookBefore(ctx, ob); err != nil {
+			return model.Reply{}, err
+		}
+		script := cadScript
+		if d.Bug == model.BugCADNoCheck {
+			script = cadNoCheckScript
+		}
+		n, err := script.Run(ctx, l.lock, []string{LockKey}, l.value).Int64()
+		if err != nil {
+			if err := lockErr(d, err, "check-and-delete script"); !isDown(err) {
+				return model.Reply{}, err
+			}
+			n = 0 // the node is down: nothing deleted
+		}
+		return l.deleted(ctx, c, ob, n)
+	}
+	// get-del's GET
+	v, err := l.lock.Get(ctx, LockKey).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		if err := lockErr(d, err, "GET "+LockKey); !isDown(err) {
+			return model.Reply{}, err
+		}
+		ob.Result = model.ResNoop // the node is down: the release fails, the job ends
+		return model.Reply{Result: model.ResNoop}, nil
+	}
+	h := holderOf(v, err, d.Clients)
+	ob.Result, ob.Value = model.ResOK, h+1
+	r := model.Reply{Result: model.ResOK}
+	if h == c.i {
+		r.Own = 1
+	}
+	return r, nil
+}
+
+// del is a plain DEL of the lock key.
+func (l *keyLock) del(ctx context.Context, c *client, ob *Obs) (model.Reply, error) {
+	if err := c.lookBefore(ctx, ob); err != nil {
+		return model.Reply{}, err
+	}
+	n, err := l.lock.Del(ctx, LockKey).Result()
+	if err != nil {
+		if err := lockErr(l.d, err, "DEL "+LockKey); !isDown(err) {
+			return model.Reply{}, err
+		}
+		n = 0 // the node is down: nothing deleted
+	}
+	return l.deleted(ctx, c, ob, n)
+}
+
+// deleted is deletedReply, and with wait=notify a release that removed the
+// key publishes a notice.
+func (l *keyLock) deleted(ctx context.Context, c *client, ob *Obs, n int64) (model.Reply, error) {
+	r := deletedReply(l.d, c, ob, n)
+	if n == 1 && l.d.Wait == model.WaitNotify {
+		got, err := l.lock.Publish(ctx, NoticeChannel, l.value).Result()
+		if err != nil {
+			return model.Reply{}, fmt.Errorf("PUBLISH %s: %v", NoticeChannel, err)
+		}
+		ob.Notified = int(got)
+	}
+	return r, nil
+}
+
+// deletedReply records a release's reply: 1 removed the key, 0 found none
+// (or, for check-and-delete, not ours). Removing a key that was someone
+// else's right before is the seed's "deleted B's lock".
+func deletedReply(d *model.Design, c *client, ob *Obs, n int64) model.Reply {
+	ob.Result = model.ResNoop
+	if n != 1 {
+		return model.Reply{Result: model.ResNoop}
+	}
+	ob.Result = model.ResOK
+	// (Redlock: the check-and-delete only ever deletes the client's own
+	// keys; Before is the majority's holder, not each node's)
+	ob.RemovedOther = ob.Before != c.i && d.Lock != model.LockRedlock
+	return model.Reply{Result: model.ResOK}
+}
+
+// renew is the watchdog's step: extend the TTL if the key is still ours.
+func (l *keyLock) renew(ctx context.Context, c *client, ob *Obs) (model.Reply, error) {
+	if l.lib != nil {
+		return libRenew(ctx, l.lib, ob)
+	}
+	n, err := renewScript.Run(ctx, l.lock, []string{LockKey}, l.value, l.px.Milliseconds()).Int64()
+	if err != nil {
+		if err := lockErr(l.d, err, "renew script"); !isDown(err) {
+			return model.Reply{}, err
+		}
+		n = 0
+	}
+	ob.Result = model.ResNoop // a failed renewal does not stop the worker
+	if n == 1 {
+		ob.Result = model.ResOK
+	}
+	return model.Reply{Result: ob.Result}, nil
+}
+
+// libRenew is a library's extend or refresh.
+func libRenew(ctx context.Context, lib lockAPI, ob *Obs) (model.Reply, error) {
+	ok, told, err := lib.renew(ctx)
+	if err != nil {
+		return model.Reply{}, err
+	}
+	ob.Told, ob.Result = told, model.ResNoop
+	if ok {
+		ob.Result = model.ResOK
+	}
+	return model.Reply{Result: ob.Result}, nil
+}
+
+// notified reports whether a release notice has come since the client fell
+// asleep. Delivery is asynchronous, so it waits a little for one.
+func (l *keyLock) notified(ctx context.Context) bool {
+	if l.sub == nil {
+		return true
+	}
+	t := time.NewTimer(10 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-l.sub.Channel():
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// drainNotices forgets notices of releases before this attempt.
+func (l *keyLock) drainNotices() {
+	if l.sub == nil {
+		return
+	}
+	for {
+		select {
+		case <-l.sub.Channel():
+		default:
+			return
+		}
+	}
+}
+
+// lockOptions are the options of connections to the lock node.
+func lockOptions(d *model.Design, addr string, db int) *redis.Options {
+	if d.NodeCrashes > 0 || d.Lock == model.LockReplica {
+		return crashableOptions(addr, db)
+	}
+	return clientOptions(addr, db)
+}
+
+// observer is a connection that only looks: GET and PTTL of the lock key.
+type observer struct {
+	c       *redis.Client
+	clients int
+	canFail bool // the lock node can crash: no answer means it is down
+}
+
+func (o *observer) holder(ctx context.Context) (int, error) {
+	v, err := o.c.Get(ctx, LockKey).Result()
+	if o.canFail && networkError(err) {
+		return HolderDown, nil
+	}
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return 0, fmt.Errorf("observer GET %s: %v", LockKey, err)
+	}
+	return holderOf(v, err, o.clients), nil
+}
+
+// look is the holder and the key's remaining time to live in milliseconds
+// (-1: no expiry, -2: no key), read together by one script.
+func (o *observer) look(ctx context.Context) (int, int64, error) {
+	res, err := lookScript.Run(ctx, o.c, []string{LockKey}).Slice()
+	if o.canFail && networkError(err) {
+		return HolderDown, -2, nil
+	}
+	if err != nil || len(res) != 2 {
+		return 0, 0, fmt.Errorf("observer GET+PTTL %s: %v (reply %v)", LockKey, err, res)
+	}
+	pttl, ok := res[1].(int64)
+	if !ok {
+		return 0, 0, fmt.Errorf("observer PTTL %s: reply %v", LockKey, res[1])
+	}
+	v, ok := res[0].(string)
+	if !ok {
+		return 0, 0, fmt.Errorf("observer GET %s: reply %v", LockKey, res[0])
+	}
+	if v == "" { // no key (no client writes an empty value)
+		return HolderNone, pttl, nil
+	}
+	return holderOf(v, nil, o.clients), pttl, nil
+}
