@@ -39,6 +39,7 @@ var clientDoc = map[string]string{
 	ClientRedsync:   "redsync v4: Mutex.TryLockContext (one SET NX PX), ExtendContext, UnlockContext (Lua check-and-delete)",
 	ClientRedislock: "redislock: Obtain (Lua SET NX PX, no retry), Lock.Refresh, Lock.Release (Lua check-and-delete)",
 	ClientEtcdMutex: "etcd concurrency: a Session (lease kept alive every TTL/3) and Mutex.TryLock, Mutex.Unlock",
+	ClientUser:      "your lock client (package locktest): its Acquire, Extend and Release",
 }
 
 // ClientDoc says what a client calls.
@@ -66,7 +67,7 @@ func CheckClient(name string, d *model.Design) error {
 	switch name {
 	case ClientReference:
 		return nil
-	case ClientRedsync, ClientRedislock:
+	case ClientRedsync, ClientRedislock, ClientUser:
 		if name == ClientRedsync && d.Lock == model.LockRedlock {
 			switch {
 			case d.Quorum != model.QuorumMajority:

@@ -44,9 +44,11 @@ type Options struct {
 	// for the run).
 	Postgres string
 	Tick     time.Duration // one model tick in real time (0: DefaultTickFor the design)
-	// Client is the lock client the run uses: ClientReference ("" too) or
-	// a library (see ClientNames and CheckClient).
-	Client  string
+	// Client is the lock client the run uses: ClientReference ("" too),
+	// a library (see ClientNames and CheckClient), or ClientUser.
+	Client string
+	// User makes each client's lock for ClientUser (package locktest).
+	User    UserMaker
 	LockDB  int // database of lock:order-42 and lock:fence
 	StoreDB int // database of the counter (must differ from LockDB)
 

@@ -52,7 +52,7 @@ func (w *redisWorld) restart(ctx context.Context, k int) error {
 }
 
 func (w *redisWorld) lock(ctx context.Context, i int, h *netHold) (realLock, error) {
-	return newKeyLock(w.d, w.opts, w.sc, i, h, w.lockAddr, w.opts.Addr)
+	return newKeyLock(ctx, w.d, w.opts, w.sc, i, h, w.lockAddr, w.opts.Addr)
 }
 
 func (w *redisWorld) stop() {
@@ -141,7 +141,7 @@ type keyLock struct {
 	px    time.Duration // the TTL it sends with SET … PX
 }
 
-func newKeyLock(d *model.Design, opts *Options, sc storageScripts, i int, h *netHold, lockAddr, storeAddr string) (*keyLock, error) {
+func newKeyLock(ctx context.Context, d *model.Design, opts *Options, sc storageScripts, i int, h *netHold, lockAddr, storeAddr string) (*keyLock, error) {
 	lockVia, err := h.via(lockAddr)
 	if err != nil {
 		return nil, err
@@ -160,6 +160,17 @@ func newKeyLock(d *model.Design, opts *Options, sc storageScripts, i int, h *net
 		l.lib = newRedsync(lockVia, opts.LockDB, l.value, opts.px)
 	case ClientRedislock:
 		l.lib = newRedislock(lockVia, opts.LockDB, l.value, opts.px)
+	case ClientUser:
+		if opts.User == nil {
+			l.close()
+			return nil, fmt.Errorf("client %s: Options.User is nil", ClientUser)
+		}
+		u, err := opts.User(ctx, UserTarget{Client: i, Addr: lockVia, DB: opts.LockDB, Key: LockKey, Value: l.value, TTL: opts.px})
+		if err != nil {
+			l.close()
+			return nil, err
+		}
+		l.lib = userAPI{u}
 	}
 	return l, nil
 }

@@ -1,0 +1,499 @@
+// Package locktest plays lockcheck's schedules against your own lock
+// client, in your own go test, on real servers it starts on loopback.
+//
+// You write a small adapter (Lock, and Extender if your client can extend
+// its lease) around your client and hand Run a function that makes one
+// instance per simulated client process. Run then:
+//
+//  1. starts a redis-server of its own on 127.0.0.1 (stopped when the test
+//     ends);
+//  2. explores the model of the design your client implements (a Redis
+//     SET NX PX lock released by check-and-delete, with the storage you
+//     name) and plays the shortest counterexample of every property the
+//     model breaks and the shortest run of every behaviour it shows (with
+//     a pause alone, and with a pause, a slow job, a crash and a delayed
+//     write), and seeded random schedules with those faults, shortest
+//     first, each against N instances of your client with lockcheck's job
+//     around them (read the counter, work, write counter + 1, release); a
+//     pause holds the client's traffic;
+//  3. compares every run with the model's replay of the same schedule,
+//     step by step: what each call answered, who held the key after it,
+//     the counter, lost updates (porcupine on the job history), storage
+//     touched without the lock, two holders, own-release;
+//  4. reports each run where your client parts from the model with
+//     t.Error: both sides step by step, both timelines, the seed and a
+//     one-line command that replays that schedule alone.
+//
+// The model's client is the reference: a client that agrees with it on
+// every schedule does what a correct SET NX PX / check-and-delete client
+// does under those faults (which is not "safe": Demo 2's lost update is
+// the model's too, and a fenced storage is what saves it). A difference is
+// your client doing something else: a release that deletes another's key,
+// a release that says it released when it did not, an extend that
+// re-creates a key it lost.
+//
+// Your client must keep its lock in the key Target.Key with the value
+// Target.Value (most clients let you choose it: redsync's
+// WithGenValueFunc, redislock's Options.Token), so that the observer can
+// tell whose key it sees, and must talk to Target.Addr (a proxy of that
+// client's own, which a pause holds).
+package locktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"lockcheck/explore"
+	"lockcheck/model"
+	"lockcheck/reality"
+)
+
+// Lock is one instance of your lock client, for one client process.
+type Lock interface {
+	// Acquire tries once to take the lock (no retry loop: the schedule
+	// polls) and reports whether it did.
+	Acquire(ctx context.Context) (won bool, err error)
+	// Release gives the lock back and reports whether the client's lock
+	// was still there to delete (false: it had expired, or was another's).
+	Release(ctx context.Context) (released bool, err error)
+}
+
+// Extender is a Lock that can extend (refresh) its TTL. Run calls Extend
+// where the model's watchdog renews, when Config.RenewTicks is set.
+type Extender interface {
+	// Extend extends the lock's TTL and reports whether it did (false:
+	// the lock was no longer the client's).
+	Extend(ctx context.Context) (extended bool, err error)
+}
+
+// Service is the lock service your client talks to.
+type Service int
+
+const (
+	// Redis is one Redis node: SET NX PX, released by check-and-delete.
+	Redis Service = iota
+)
+
+// Storage is what your job does with the counter it protects.
+type Storage int
+
+const (
+	// NoFencing: the job reads and writes without a token.
+	NoFencing Storage = iota
+	// TokenOnWrites: after the lock the job takes a fencing token (INCR
+	// lock:fence) and sends it with its write; the storage refuses a write
+	// whose token is below the highest it has accepted.
+	TokenOnWrites
+	// TokenOnReadsAndWrites: the token goes with the read and the write
+	// too; the storage refuses both below the highest token it has seen.
+	TokenOnReadsAndWrites
+)
+
+// Target is where one instance of your client keeps its lock.
+type Target struct {
+	Client int           // which client process: 0, 1, … (A, B, …)
+	Addr   string        // the Redis node, host:port (the client's own proxy)
+	DB     int           // the database of the lock key
+	Key    string        // the lock's key
+	Value  string        // the value the lock must hold ("A:91ab"): whose key it is
+	TTL    time.Duration // the lock's TTL
+}
+
+// Config is a locktest run.
+type Config struct {
+	Service Service
+	Storage Storage
+	// New makes the lock of one client process, talking to t.Addr.
+	New func(ctx context.Context, t Target) (Lock, error)
+	// Clients is how many instances of your client play each schedule
+	// (2 or 3; 0: 3).
+	Clients int
+	// RenewTicks, if not 0, renews the lock every so many ticks of the
+	// TTL's 10 with Extend (the Lock must be an Extender), as the model's
+	// watchdog does.
+	RenewTicks int
+	// Schedules is how many seeded random schedules follow the
+	// counterexamples (0: 10).
+	Schedules int
+	// Seed seeds the random schedules (0: 1). LOCKTEST_SEED overrides it.
+	Seed uint64
+	// Tick is one model tick in real time (0: 50ms).
+	Tick time.Duration
+}
+
+// Design is the model's design that cfg plays, in lockcheck's design
+// grammar (explore check -design …).
+func (cfg Config) Design() string { return cfg.design(true) }
+
+// design is the design without its faults but the pause (the default
+// budget), or with a slow job, a crash and a write held in the network
+// too.
+func (cfg Config) design(faults bool) string {
+	fence, storage := "none", "plain"
+	switch cfg.Storage {
+	case TokenOnWrites:
+		fence, storage = "write", "cond-update"
+	case TokenOnReadsAndWrites:
+		fence, storage = "rw", "max-token"
+	}
+	s := "redis/cad/" + fence + "/" + storage
+	if fence != "none" {
+		s += ",acquire=incr-after"
+	}
+	if faults {
+		s += ",delay-at=write,slow=1,crashes=1,delays=1"
+	}
+	if n := cfg.clients(); n != 3 {
+		s += ",clients=" + strconv.Itoa(n)
+	}
+	if cfg.RenewTicks > 0 {
+		s += ",renew=" + strconv.Itoa(cfg.RenewTicks)
+	}
+	return s
+}
+
+func (cfg Config) clients() int {
+	if cfg.Clients == 0 {
+		return 3
+	}
+	return cfg.Clients
+}
+
+// Schedule is one schedule Run plays: its name (what LOCKTEST_SCHEDULE
+// takes) and its steps in lockcheck's scenario words ("A acquire", "tick",
+// "B pause 12").
+type Schedule struct {
+	Name  string
+	Steps []string
+	trace []model.Action
+}
+
+// The environment variables a replay command sets.
+const (
+	EnvSeed     = "LOCKTEST_SEED"     // the seed of the random schedules
+	EnvSchedule = "LOCKTEST_SCHEDULE" // play this schedule only (a name from a report)
+)
+
+// Run plays every schedule against cfg's client and reports each run that
+// parts from the model with t.Error, as it does a bad Config and a call of
+// your Lock that fails or panics (naming the call and the schedule's
+// step). It skips the test (or fails it with CI=true) when redis-server is
+// not installed.
+func Run(t testing.TB, cfg Config) {
+	t.Helper()
+	if err := cfg.check(); err != nil {
+		t.Errorf("locktest: %v", err)
+		return
+	}
+	d, err := model.ParseDesign(cfg.Design())
+	if err != nil {
+		t.Errorf("locktest: design %s: %v", cfg.Design(), err)
+		return
+	}
+	if s := os.Getenv(EnvSeed); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || n == 0 {
+			t.Errorf("locktest: %s=%q: want a whole number ≥ 1", EnvSeed, s)
+			return
+		}
+		cfg.Seed = n
+	}
+	scheds, err := Schedules(cfg)
+	if err != nil {
+		t.Errorf("locktest: %v", err)
+		return
+	}
+	if only := os.Getenv(EnvSchedule); only != "" {
+		k := slices.IndexFunc(scheds, func(s Schedule) bool { return s.Name == only })
+		if k < 0 {
+			t.Errorf("locktest: %s=%q: no such schedule (want one of %s)", EnvSchedule, only, names(scheds))
+			return
+		}
+		scheds = scheds[k : k+1]
+	}
+	srv := startRedis(t)
+	maker := func(ctx context.Context, ut reality.UserTarget) (reality.UserLock, error) {
+		l, err := cfg.New(ctx, Target{Client: ut.Client, Addr: ut.Addr, DB: ut.DB, Key: ut.Key, Value: ut.Value, TTL: ut.TTL})
+		if err != nil {
+			return nil, fmt.Errorf("Config.New for client %s: %v", model.ClientName(ut.Client), err)
+		}
+		if l == nil {
+			return nil, fmt.Errorf("Config.New for client %s returned a nil Lock", model.ClientName(ut.Client))
+		}
+		if _, ok := l.(Extender); cfg.RenewTicks > 0 && !ok {
+			return nil, fmt.Errorf("Config.RenewTicks is %d but the Lock (%T) has no Extend method (implement locktest.Extender)", cfg.RenewTicks, l)
+		}
+		return &adapter{l: l}, nil
+	}
+	played, parted := 0, 0
+	defer func() {
+		t.Logf("locktest: %d of %d schedules of design %s (seed %d) played on %s; %d part from the model", played, len(scheds), cfg.Design(), cfg.seed(), srv.s.Addr(), parted)
+	}()
+	for _, sc := range scheds {
+		c, err := play(srv, &d, sc, cfg, maker)
+		played++
+		if err != nil { // the client or its setup failed: the other schedules would fail alike
+			t.Errorf("locktest: schedule %s: %v (the other schedules are not played)\nreplay: %s", sc.Name, err, replayCommand(t, cfg, sc))
+			return
+		}
+		if !c.Agree {
+			parted++
+			t.Errorf("locktest: your client parts from the model on schedule %s (design %s, seed %d):\n%s\nreplay: %s",
+				sc.Name, cfg.Design(), cfg.seed(), c.Text(), replayCommand(t, cfg, sc))
+		}
+	}
+}
+
+func (cfg Config) seed() uint64 {
+	if cfg.Seed == 0 {
+		return 1
+	}
+	return cfg.Seed
+}
+
+func (cfg Config) check() error {
+	switch {
+	case cfg.Service != Redis:
+		return fmt.Errorf("Config.Service %d: want locktest.Redis (the only service played yet)", cfg.Service)
+	case cfg.Storage < NoFencing || cfg.Storage > TokenOnReadsAndWrites:
+		return fmt.Errorf("Config.Storage %d: want NoFencing, TokenOnWrites or TokenOnReadsAndWrites", cfg.Storage)
+	case cfg.New == nil:
+		return errors.New("Config.New is nil: want a function that makes your client's Lock")
+	case cfg.Clients != 0 && (cfg.Clients < 2 || cfg.Clients > 3):
+		return fmt.Errorf("Config.Clients %d: want 2 or 3 (0: 3)", cfg.Clients)
+	case cfg.RenewTicks < 0 || cfg.RenewTicks > 9:
+		return fmt.Errorf("Config.RenewTicks %d: want 0 (no renewal) to 9 ticks of the TTL's 10", cfg.RenewTicks)
+	case cfg.Schedules < 0 || cfg.Schedules > 100000:
+		return fmt.Errorf("Config.Schedules %d: want 0 (10) to 100000", cfg.Schedules)
+	case cfg.Tick != 0 && reality.CheckTick(cfg.Tick) != nil:
+		return fmt.Errorf("Config.Tick: %v", reality.CheckTick(cfg.Tick))
+	}
+	return nil
+}
+
+// Schedules is what Run plays for cfg: the shortest counterexample of
+// every property the design's model breaks and the shortest run that shows
+// each behaviour it can show (a lock expired while held, a contended
+// acquire, a fenced write, every job done), and cfg.Schedules random
+// schedules drawn from the model's enabled actions with cfg.Seed; shortest
+// first. The same config gives the same schedules.
+func Schedules(cfg Config) ([]Schedule, error) {
+	d, err := model.ParseDesign(cfg.Design())
+	if err != nil {
+		return nil, err
+	}
+	var out []Schedule
+	// the model's shortest runs of each property, with the pause alone
+	// and with every fault (a run of the first is one of the second too)
+	for _, faults := range []bool{false, true} {
+		dd, err := model.ParseDesign(cfg.design(faults))
+		if err != nil {
+			return nil, err
+		}
+		rep, err := explore.Check(explore.Config{Design: dd, Bounds: explore.Bounds{Symmetry: true, Workers: 1}})
+		if err != nil {
+			return nil, fmt.Errorf("explore %s: %v", dd.Name(), err)
+		}
+		for _, r := range rep.Results { // counterexamples and witnesses
+			name := r.Property
+			if faults {
+				name += "-faults"
+			}
+			if len(r.Trace) > 0 && !slices.ContainsFunc(out, func(s Schedule) bool { return slices.Equal(s.trace, r.Trace) }) {
+				out = append(out, schedule(name, r.Trace))
+			}
+		}
+	}
+	n := cfg.Schedules
+	if n == 0 {
+		n = 10
+	}
+	base, err := model.ParseDesign(cfg.design(false))
+	if err != nil {
+		return nil, err
+	}
+	for k := 0; k < n; k++ { // every other one with the pause alone: its pauses are the long ones
+		dk := &d
+		if k%2 == 0 {
+			dk = &base
+		}
+		out = append(out, schedule("random-"+strconv.Itoa(k+1), randomSchedule(dk, cfg.seed(), uint64(k))))
+	}
+	// shortest first: the first schedule a client fails is the shortest
+	// played that shows its mistake
+	slices.SortStableFunc(out, func(a, b Schedule) int { return len(a.trace) - len(b.trace) })
+	return out, nil
+}
+
+func schedule(name string, trace []model.Action) Schedule {
+	s := Schedule{Name: name, trace: trace}
+	for _, a := range trace {
+		s.Steps = append(s.Steps, a.String())
+	}
+	return s
+}
+
+func names(s []Schedule) string {
+	var n []string
+	for _, x := range s {
+		n = append(n, x.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// randomSchedule walks the model from Init, choosing among the enabled
+// actions: client steps are likely, faults rare, and a tick happens when
+// the model enables it and the draw says so.
+func randomSchedule(d *model.Design, seed, k uint64) []model.Action {
+	rng := rand.New(rand.NewPCG(seed, k))
+	s := model.Init(d)
+	var trace []model.Action
+	var buf []model.Action
+	for len(trace) < 400 {
+		buf = model.Actions(d, &s, buf)
+		if len(buf) == 0 {
+			break
+		}
+		var steps, faults []model.Action
+		var tick *model.Action
+		for i := range buf {
+			switch {
+			case buf[i].Kind == model.ActTick:
+				tick = &buf[i]
+			case buf[i].Kind.IsFault():
+				faults = append(faults, buf[i])
+			default:
+				steps = append(steps, buf[i])
+			}
+		}
+		var a model.Action
+		switch r := rng.IntN(100); {
+		case len(faults) > 0 && r < 8:
+			a = faults[rng.IntN(len(faults))]
+		case len(steps) > 0 && (tick == nil || r < 80):
+			a = steps[rng.IntN(len(steps))]
+		case tick != nil:
+			a = *tick
+		default:
+			a = faults[rng.IntN(len(faults))]
+		}
+		trace = append(trace, a)
+		s, _ = model.Step(d, s, a)
+		if s.Finished(d) {
+			break
+		}
+	}
+	return trace
+}
+
+// replayCommand is the one line that plays sc alone again.
+func replayCommand(t testing.TB, cfg Config, sc Schedule) string {
+	return fmt.Sprintf("%s=%d %s=%s go test -run '^%s$' .", EnvSeed, cfg.seed(), EnvSchedule, sc.Name, strings.SplitN(t.Name(), "/", 2)[0])
+}
+
+// server is the redis-server of a Run, and the databases its runs use.
+type server struct {
+	s *reality.Server
+}
+
+func startRedis(t testing.TB) *server {
+	t.Helper()
+	bin, err := reality.FindServer()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("locktest: CI=true but %v", err)
+		}
+		t.Skipf("locktest: skipped: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	s, err := reality.StartServer(ctx, bin)
+	if err != nil {
+		t.Fatalf("locktest: start %s: %v", bin, err)
+	}
+	t.Cleanup(func() { s.Stop() })
+	return &server{s: s}
+}
+
+// voidRuns is how many times a schedule is played, the tick doubled each
+// time (50ms to 1.6s), while the machine cannot keep its timing.
+const voidRuns = 6
+
+// play plays one schedule, again with a doubled tick when the machine
+// could not keep the timing (a void run says nothing about the client).
+func play(srv *server, d *model.Design, sc Schedule, cfg Config, maker reality.UserMaker) (*reality.Comparison, error) {
+	in := &reality.Input{Source: "schedule " + sc.Name, Kind: "scenario", DesignName: cfg.Design(), Design: *d, Trace: sc.trace}
+	tick := cfg.Tick
+	if tick == 0 {
+		tick = 50 * time.Millisecond
+	}
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+		c, err := reality.Reproduce(ctx, in, "redis-server "+srv.s.Version()+" on "+srv.s.Addr(),
+			reality.Options{Addr: srv.s.Addr(), LockDB: 0, StoreDB: 1, Tick: tick, Client: reality.ClientUser, User: maker})
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		if !c.Late || attempt == voidRuns {
+			if c.Late {
+				return nil, fmt.Errorf("%d void runs in a row, the last at a %v tick: the machine is too loaded to keep the schedule's timing", voidRuns, tick)
+			}
+			return c, nil
+		}
+		tick *= 2
+	}
+}
+
+// adapter is a Lock as reality calls it: each call's answer in the
+// client's words, and a panic turned into an error naming the call.
+type adapter struct{ l Lock }
+
+func (a *adapter) Acquire(ctx context.Context) (won bool, told string, err error) {
+	defer recovered("Acquire", &err)
+	won, err = a.l.Acquire(ctx)
+	return won, fmt.Sprintf("Acquire → %v, %v", won, errWord(err)), err
+}
+
+func (a *adapter) Release(ctx context.Context) (released bool, told string, err error) {
+	defer recovered("Release", &err)
+	released, err = a.l.Release(ctx)
+	return released, fmt.Sprintf("Release → %v, %v", released, errWord(err)), err
+}
+
+func (a *adapter) Extend(ctx context.Context) (extended bool, told string, err error) {
+	defer recovered("Extend", &err)
+	e, ok := a.l.(Extender)
+	if !ok {
+		return false, "", errors.New("Config.RenewTicks is set but the Lock has no Extend method (implement locktest.Extender)")
+	}
+	extended, err = e.Extend(ctx)
+	return extended, fmt.Sprintf("Extend → %v, %v", extended, errWord(err)), err
+}
+
+func (a *adapter) Close() {
+	if c, ok := a.l.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
+}
+
+func recovered(call string, err *error) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("%s panicked: %v", call, p)
+	}
+}
+
+func errWord(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return err.Error()
+}

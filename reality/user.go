@@ -1,0 +1,72 @@
+package reality
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// ClientUser is a lock client of the caller's own (Options.User), played
+// as the libraries are: its acquire, extend and release are the caller's
+// code; the job around them (read, work, write, and a fence INCR where the
+// design takes a token) is the run's. Package locktest is its public face.
+const ClientUser = "user"
+
+// UserLock is one instance of a caller's lock client. Each call reports
+// what happened and told: what the client said, in its own words.
+type UserLock interface {
+	// Acquire tries once to take the lock.
+	Acquire(ctx context.Context) (won bool, told string, err error)
+	// Release gives it back: released reports whether the client's lock
+	// was still there to delete.
+	Release(ctx context.Context) (released bool, told string, err error)
+	// Extend extends (refreshes) the lock's TTL; a client without one
+	// returns an error.
+	Extend(ctx context.Context) (extended bool, told string, err error)
+	Close()
+}
+
+// UserTarget is where client i's lock lives and what it must write: the
+// Redis at Addr (the client's own proxy, which a pause holds), database DB,
+// the key Key holding Value (so that the observer knows whose key it is),
+// with a TTL of TTL.
+type UserTarget struct {
+	Client int
+	Addr   string
+	DB     int
+	Key    string
+	Value  string
+	TTL    time.Duration
+}
+
+// UserMaker makes client i's lock.
+type UserMaker func(ctx context.Context, t UserTarget) (UserLock, error)
+
+// userAPI is a UserLock as the client's job calls it.
+type userAPI struct{ u UserLock }
+
+func (a userAPI) acquire(ctx context.Context) (bool, int, string, error) {
+	won, told, err := a.u.Acquire(ctx)
+	if err != nil {
+		return false, 0, "", fmt.Errorf("your lock's Acquire: %v", err)
+	}
+	return won, 0, told, nil
+}
+
+func (a userAPI) release(ctx context.Context, _, _ int) (bool, string, error) {
+	ok, told, err := a.u.Release(ctx)
+	if err != nil {
+		return false, "", fmt.Errorf("your lock's Release: %v", err)
+	}
+	return ok, told, nil
+}
+
+func (a userAPI) renew(ctx context.Context) (bool, string, error) {
+	ok, told, err := a.u.Extend(ctx)
+	if err != nil {
+		return false, "", fmt.Errorf("your lock's Extend: %v", err)
+	}
+	return ok, told, nil
+}
+
+func (a userAPI) close() { a.u.Close() }
