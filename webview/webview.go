@@ -239,9 +239,18 @@ func writeTimeline(b *strings.Builder, r *model.Run, cols []tickInfo, info Info)
 	if href == "" {
 		href = "#state-"
 	}
+	// each step's words, told once: the tick's heading, the step's chip and
+	// the ✗ all say them
+	texts := make([]string, len(r.Steps))
+	stepText := func(st *model.StepRecord) string {
+		if texts[st.Seq-1] == "" {
+			texts[st.Seq-1] = fmt.Sprintf("step %d: %s", st.Seq, model.Describe(d, st))
+		}
+		return texts[st.Seq-1]
+	}
 	w("<div class=\"scroll\">\n<table class=\"timeline\" id=\"timeline\">\n<thead>\n<tr class=\"row-tick\"><th class=\"label\">tick</th>")
 	for _, c := range cols {
-		w("<th class=\"tick\" data-tick=\"%d\" title=\"%s\">%d</th>", c.row.Tick, esc(tickTitle(d, c)), c.row.Tick)
+		w("<th class=\"tick\" data-tick=\"%d\" title=\"%s\">%d</th>", c.row.Tick, esc(tickTitle(c, stepText)), c.row.Tick)
 	}
 	w("</tr>\n</thead>\n<tbody>\n")
 	for i := 0; i < d.Clients; i++ {
@@ -291,7 +300,7 @@ func writeTimeline(b *strings.Builder, r *model.Run, cols []tickInfo, info Info)
 					cls += " violation"
 					label = "⚑ " + label
 				}
-				text := fmt.Sprintf("step %d: %s", st.Seq, model.Describe(d, st))
+				text := stepText(st)
 				lines = append(lines, text)
 				chips = append(chips, fmt.Sprintf("<span class=\"chip %s\" data-step=\"%d\" title=\"%s\"><a href=\"%s%d\">%s</a></span>", cls, st.Seq, esc(text), esc(href), st.Seq, esc(label)))
 			}
@@ -307,7 +316,7 @@ func writeTimeline(b *strings.Builder, r *model.Run, cols []tickInfo, info Info)
 				if ClientStep(st.Action) || st.Action.Kind == model.ActTick {
 					continue
 				}
-				text := fmt.Sprintf("step %d: %s", st.Seq, model.Describe(d, st))
+				text := stepText(st)
 				cls := "service"
 				if st.Action.Kind.IsFault() {
 					cls = "fault"
@@ -373,7 +382,7 @@ func writeTimeline(b *strings.Builder, r *model.Run, cols []tickInfo, info Info)
 			var what []string
 			for _, st := range c.steps {
 				if ClientStep(st.Action) && int(st.Action.Client) == i && st.Event.Flags&model.EvUnsafe != 0 {
-					what = append(what, fmt.Sprintf("step %d: %s", st.Seq, model.Describe(d, st)))
+					what = append(what, stepText(st))
 				}
 			}
 			marks = append(marks, fmt.Sprintf("<span class=\"x c%d\" data-client=\"%s\" title=\"%s\">✗%s</span>", i, model.ClientName(i), esc(strings.Join(what, "\n")), model.ClientName(i)))
@@ -433,13 +442,13 @@ func hasServiceSteps(r *model.Run) bool {
 	return false
 }
 
-func tickTitle(d *model.Design, c tickInfo) string {
+func tickTitle(c tickInfo, stepText func(*model.StepRecord) string) string {
 	lines := []string{fmt.Sprintf("t=%d", c.row.Tick)}
 	for _, st := range c.steps {
 		if st.Action.Kind == model.ActTick && st.Event.ExpiredMask == 0 && st.Event.ResumedMask == 0 {
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("step %d: %s", st.Seq, model.Describe(d, st)))
+		lines = append(lines, stepText(st))
 	}
 	return strings.Join(lines, "\n")
 }
