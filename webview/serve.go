@@ -114,7 +114,8 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // ServeHTTP answers the explorer's pages: / (the opening page), the pages
 // under ExplorePrefix, /search/… (a search from a state, as lines of JSON),
-// /scenario/… (the schedule as a scenario file) and /assets/….
+// /scenario/… (the schedule as a scenario file), /story/… (its story) and
+// /assets/….
 func (e *Explorer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		// a bug of the model or the page is one line too, not a dropped
@@ -144,6 +145,8 @@ func (e *Explorer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = e.serveSearch(w, r, p[len(searchPrefix):])
 	case strings.HasPrefix(p, scenarioPrefix):
 		err = e.serveScenario(w, r, p[len(scenarioPrefix):])
+	case strings.HasPrefix(p, storyPrefix):
+		err = e.serveStory(w, r, p[len(storyPrefix):])
 	default:
 		err = refuse(http.StatusNotFound, "no page %q here (the explorer's pages start with %s)", clip(p), ExplorePrefix)
 	}
@@ -155,6 +158,7 @@ func (e *Explorer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 const (
 	searchPrefix   = "/search/"
 	scenarioPrefix = "/scenario/"
+	storyPrefix    = "/story/"
 )
 
 // fail answers bad input: a one-line error, in a page for a page, as text

@@ -88,6 +88,14 @@ func explorerPage(sc *Schedule, at int, run *model.Run, command string, reproduc
 	w("<pre id=\"reproduce-command\" hidden>%s</pre>\n", esc(reproduceCommand(sc, text, command, reproduce)))
 
 	w("<div class=\"panes\">\n")
+	// the timeline, the larger half of the work on a long schedule, is
+	// drawn on another core meanwhile (run is only read)
+	timeline := make(chan string, 1)
+	go func() {
+		var tb strings.Builder
+		writeTimeline(&tb, run, columns(run), info)
+		timeline <- tb.String()
+	}()
 	writeActions(&b, d, s, at, props)
 	w("<div class=\"side\">\n")
 	writeProperties(&b, run, props, at)
@@ -95,17 +103,11 @@ func explorerPage(sc *Schedule, at int, run *model.Run, command string, reproduc
 	w("</div>\n</div>\n")
 
 	w("<h2>Timeline so far</h2>\n")
-	cols := columns(run)
-	writeTimeline(&b, run, cols, info)
-	w("<details id=\"story\"><summary>Story so far (%d steps)</summary>\n<pre class=\"story\">", at)
-	for _, line := range strings.SplitAfter(model.RenderSteps(run), "\n") {
-		if strings.Contains(line, "✗") {
-			w("<span class=\"bad\">%s</span>", esc(line))
-		} else {
-			w("%s", esc(line))
-		}
-	}
-	w("</pre>\n</details>\n")
+	b.WriteString(<-timeline)
+	// the story is told when it is opened (/story/…): a long schedule's
+	// page is the lighter for it
+	w("<details id=\"story\" data-src=\"%s%s?at=%d\"><summary>Story so far (%d steps)</summary>\n<pre class=\"story\" id=\"story-text\">…</pre>\n</details>\n",
+		storyPrefix, esc(SchedulePath(sc.DesignName, sc.Trace)), at, at)
 	w("<h2>Outcome so far</h2>\n<pre id=\"outcome\">%s</pre>\n", esc(model.RenderSummary(run)))
 	w("</body>\n</html>\n")
 	return []byte(b.String())
@@ -341,4 +343,31 @@ func reproduceCommand(sc *Schedule, text, command string, reproduce func(name, t
 		}
 	}
 	return fmt.Sprintf("cat > %s <<'EOF'\n%sEOF\n%s %s\n", name, text, command, name)
+}
+
+// storyHTML is the story of run, the lines with a ✗ marked, for the
+// page's story pane.
+func storyHTML(run *model.Run) string {
+	var b strings.Builder
+	esc := html.EscapeString
+	for _, line := range strings.SplitAfter(model.RenderSteps(run), "\n") {
+		if strings.Contains(line, "✗") {
+			b.WriteString("<span class=\"bad\">" + esc(line) + "</span>")
+		} else {
+			b.WriteString(esc(line))
+		}
+	}
+	return b.String()
+}
+
+// serveStory answers the story of the schedule so far, as the page's
+// story pane shows it (HTML, a line per step).
+func (e *Explorer) serveStory(w http.ResponseWriter, r *http.Request, rest string) error {
+	st, err := load(r, rest)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, err = w.Write([]byte(storyHTML(st.run)))
+	return err
 }

@@ -131,6 +131,7 @@ func TestExplorerBadRequests(t *testing.T) {
 		"/search/demo2?property=nope":                  {400, `property="nope": want one of exclusive, mutex`},
 		"/search/demo2/-/A_write?property=exclusive":   {400, "step 1 (A write) is not enabled"},
 		"/scenario/demo2/-/A_write":                    {400, "step 1 (A write) is not enabled"},
+		"/story/demo2/-/A_write":                       {400, "step 1 (A write) is not enabled"},
 		"/nothing":                                     {404, `no page "/nothing" here`},
 		"/assets/nothing.js":                           {404, ""},
 		"/explore/demo2/-/" + strings.Repeat("x", 100): {400, `unknown verb "xxx`},
@@ -245,8 +246,13 @@ func TestExplorerSearch(t *testing.T) {
 			require.Equal(t, at+last.Steps, seq)
 		}
 	}
+	// the story pane
+	rec := getURL(t, ex, "/story/"+SchedulePath("demo2", dm.Scenario.Trace)+"?at=46")
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.Contains(t, rec.Body.String(), `<span class="bad">t=15 A: write counter = 1 → accepted  ✗ the key is C&#39;s`+"\n</span>")
+	require.NotContains(t, rec.Body.String(), "C: write counter = 2")
 	// the scenario download
-	rec := getURL(t, ex, "/scenario/"+SchedulePath("demo2", dm.Scenario.Trace)+"?at=5")
+	rec = getURL(t, ex, "/scenario/"+SchedulePath("demo2", dm.Scenario.Trace)+"?at=5")
 	require.Equal(t, http.StatusOK, rec.Code)
 	require.Equal(t, `attachment; filename="demo2-explored.txt"`, rec.Header().Get("Content-Disposition"))
 	sc, err := model.ParseScenario(rec.Body.String())

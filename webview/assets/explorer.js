@@ -1,5 +1,6 @@
 // The explorer page's script: the zero-field toggle, the reproduce
-// command, and "shortest violation from here" (a search the server runs,
+// command, the story (fetched when opened), and "shortest violation from
+// here" (a search the server runs,
 // read line by line; stop aborts the request, which stops the search).
 // Every other control is a plain link: the page works without it.
 (function () {
@@ -16,6 +17,20 @@
     rep.addEventListener('click', function () {
       var pre = document.getElementById('reproduce-command');
       pre.hidden = !pre.hidden;
+    });
+  }
+  var story = document.getElementById('story');
+  if (story) {
+    story.addEventListener('toggle', function () {
+      if (!story.open || story.dataset.loaded) return;
+      story.dataset.loaded = 'yes';
+      var pre = document.getElementById('story-text');
+      fetch(story.dataset.src).then(function (r) {
+        return r.text().then(function (t) {
+          if (r.ok) pre.innerHTML = t; else pre.textContent = t.trim();
+          story.dataset.ready = 'yes';
+        });
+      }).catch(function (err) { pre.textContent = 'the story could not be loaded: ' + err.message; });
     });
   }
   var running = null; // the search in flight: {abort, row}
