@@ -867,7 +867,11 @@ func (set *fpSet) decode(r *ckReader) error {
 			*s = fpSegment{slots: emptySeg[:], n: 1}
 			continue
 		}
-		if hn == 0 || ln <= hn || count >= ln || cp < ln || cp > 2*ln+1024 || count > uint64(r.left/8) || ln > uint64(r.left)+1<<20 {
+		// a segment grows by 5/4 when it is 9/10 full, and its tail past
+		// the home slots doubles when a cluster reaches its end: its sizes
+		// are linear in its entries (which the file must hold), so that a
+		// damaged file cannot make the reader allocate more than it holds
+		if count > uint64(r.left/8) || hn == 0 || hn > 2*count+64 || ln <= hn || ln > hn+2*count+64 || count >= ln || cp < ln || cp > 2*ln+1024 {
 			return fmt.Errorf("segment %d's sizes disagree", g)
 		}
 		entries = slices.Grow(entries[:0], int(count))[:count]
