@@ -63,8 +63,11 @@ func TestCheckResumeAfterSIGINT(t *testing.T) {
 		code, want, _ := runCheckArgs(args...)
 		require.Equal(t, exitViolated, code)
 		dir := t.TempDir()
-		cmd, _, lines := startExplore(t, append([]string{"check", "-checkpoint", dir, "-checkpoint-every", "0"}, args...)...)
-		time.Sleep(time.Duration(300+rand.IntN(700)) * time.Millisecond)
+		// a checkpoint at every level: the first one says the search runs
+		// (a signal before the handler is installed would just kill it)
+		cmd, _, lines := startExplore(t, append([]string{"check", "-checkpoint", dir, "-checkpoint-every", "1ns"}, args...)...)
+		waitFor(t, lines, "checkpoint: ")
+		time.Sleep(time.Duration(rand.IntN(700)) * time.Millisecond)
 		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 		waitFor(t, lines, "SIGINT: finishing the level to write a checkpoint")
 		waitFor(t, lines, "checkpoint: "+filepath.Join(dir, explore.CheckpointFile))
