@@ -2,6 +2,7 @@ package counterexamples
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -46,6 +47,12 @@ type Found struct {
 // name it (counterexamples). It fails if a design does not parse or a
 // search is incomplete; a design that breaks nothing gives no file.
 func Generate(displayDir string) ([]Found, error) {
+	return GenerateContext(context.Background(), displayDir)
+}
+
+// GenerateContext is Generate that stops when ctx is done, with an error
+// that wraps the context's error (nothing is rendered from a cut search).
+func GenerateContext(ctx context.Context, displayDir string) ([]Found, error) {
 	var out []Found
 	seen := map[model.Design]string{}
 	for _, name := range Catalogue {
@@ -60,9 +67,12 @@ func Generate(displayDir string) ([]Found, error) {
 			return nil, fmt.Errorf("catalogue design %q is %q again (%s)", name, prev, d.Name())
 		}
 		seen[d] = name
-		rep, err := explore.Check(explore.Config{Design: d, Bounds: SearchBounds})
+		rep, err := explore.Check(explore.Config{Design: d, Bounds: SearchBounds, Context: ctx})
 		if err != nil {
 			return nil, fmt.Errorf("catalogue design %q: %v", name, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("at catalogue design %d of %d (%s), nothing written: %w", len(seen), len(Catalogue), name, err)
 		}
 		for _, res := range rep.Results {
 			if res.Expect != model.Always {
@@ -150,11 +160,18 @@ func generated(name string) bool {
 // differed: "NAME: changed", "NAME: missing", "NAME: not generated".
 // displayDir is the folder as the files' replay commands name it.
 func Regen(dir, displayDir string, check bool) ([]string, error) {
+	return RegenContext(context.Background(), dir, displayDir, check)
+}
+
+// RegenContext is Regen that stops when ctx is done during the searches,
+// before anything is written, with an error that wraps the context's error.
+// Once the files are being written it finishes them.
+func RegenContext(ctx context.Context, dir, displayDir string, check bool) ([]string, error) {
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("folder %s not found (run from the repository root, or pass -dir)", dir)
 	}
-	found, err := Generate(displayDir)
+	found, err := GenerateContext(ctx, displayDir)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -113,6 +114,11 @@ type FixConfig struct {
 	// is left undecided, never suggested.
 	NeighbourStates int
 	Progress        func(FixProgress) // called after each neighbour; may be nil
+	// Context stops the search when done (nil: never): no further
+	// neighbour is started, those running stop within a work unit, and Fix
+	// returns an error that wraps the context's error (no partial report:
+	// a fix is a verdict over every neighbour of a distance).
+	Context context.Context
 }
 
 // FixProgress is how far a fix search has come.
@@ -203,9 +209,16 @@ func Fix(cfg FixConfig) (*FixReport, error) {
 		return nil, fmt.Errorf("changes %d: want 1 or 2", maxChanges)
 	}
 	checked := model.Properties
-	orig, err := Check(Config{Design: d, Properties: checked, Bounds: cfg.Bounds})
+	ctx := cfg.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	orig, err := Check(Config{Design: d, Properties: checked, Bounds: cfg.Bounds, Context: ctx})
 	if err != nil {
 		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("during the search of %s itself: %w", d.Name(), err)
 	}
 	rep := &FixReport{Design: d, Original: orig, PerProperty: map[string][]Candidate{}}
 	for _, p := range props {
@@ -247,11 +260,16 @@ func Fix(cfg FixConfig) (*FixReport, error) {
 		cands, skipped := neighbours(d, dist, seen)
 		rep.Skipped += skipped
 		rep.Distance = dist
-		checkAll(cands, checked, nb, rep.Violated, func(done int) {
+		finished := 0
+		checkAll(ctx, cands, checked, nb, rep.Violated, func(done int) {
+			finished = done
 			if cfg.Progress != nil {
 				cfg.Progress(FixProgress{Distance: dist, Done: done, Total: len(cands), Seconds: time.Since(start).Seconds()})
 			}
 		})
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("%d of %d neighbours %d change(s) away searched: %w", finished, len(cands), dist, err)
+		}
 		sortCandidates(cands)
 		for i := range cands {
 			c := &cands[i]
@@ -295,7 +313,8 @@ func alwaysNames() []string {
 // checkAll searches every candidate, GOMAXPROCS at a time; the results do
 // not depend on the order they finish in. A candidate's search stops once
 // every property of stop is violated (Candidate.Stopped).
-func checkAll(cands []Candidate, props []model.Property, b Bounds, stop []string, progress func(done int)) {
+// When ctx is done, no further candidate is started and those running stop.
+func checkAll(ctx context.Context, cands []Candidate, props []model.Property, b Bounds, stop []string, progress func(done int)) {
 	var next, done atomic.Int64
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -305,10 +324,10 @@ func checkAll(cands []Candidate, props []model.Property, b Bounds, stop []string
 			defer wg.Done()
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= len(cands) {
+				if i >= len(cands) || ctx.Err() != nil {
 					return
 				}
-				rep, err := Check(Config{Design: cands[i].Design, Properties: props, Bounds: b, StopWhenViolated: stop})
+				rep, err := Check(Config{Design: cands[i].Design, Properties: props, Bounds: b, StopWhenViolated: stop, Context: ctx})
 				if err != nil { // cannot happen: the design was validated
 					panic(fmt.Sprintf("explore: fix: %s: %v", cands[i].Name(), err))
 				}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -42,7 +43,7 @@ func parseFixArgs(args []string) (a fixArgs, help bool, usage string, err error)
 	fmt.Fprintln(&u, "with the same bounds and fault budget, and lists those on which the properties hold; those")
 	fmt.Fprintln(&u, "on which a fixed property holds only vacuously (no fault of the budget puts it to the test,")
 	fmt.Fprintln(&u, "as when a longer TTL outlasts every pause) are listed last.")
-	fmt.Fprintln(&u, "Exit codes: 0 the design is safe or a fix was found, 1 no fix within the distance, 2 bad input.")
+	fmt.Fprintln(&u, "Exit codes: 0 the design is safe or a fix was found, 1 no fix within the distance, 2 bad input, 3 stopped by a signal (SIGINT, SIGTERM) before a verdict.")
 	fs.SetOutput(&u)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
@@ -99,19 +100,22 @@ func runFix(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "explore fix:", err)
-		return exitUsage
+		return failUsage(stdout, stderr, "fix", wantsJSON(args), err.Error())
 	}
+	ctx, signalled, stopSignals := interruptible()
+	defer stopSignals()
 	rep, err := explore.Fix(explore.FixConfig{
 		Design: a.design, Properties: a.props, Bounds: counterexamples.SearchBounds,
-		MaxChanges: a.changes, All: a.all,
+		MaxChanges: a.changes, All: a.all, Context: ctx,
 		Progress: progressEvery(func(p explore.FixProgress) {
 			fmt.Fprintf(stderr, "explore fix: %d change(s) away: %d of %d neighbours checked, %.0fs\n", p.Distance, p.Done, p.Total, p.Seconds)
 		}),
 	})
 	if err != nil {
-		fmt.Fprintln(stderr, "explore fix:", err)
-		return exitUsage
+		if sig := signalled(); sig != "" && errors.Is(err, context.Canceled) {
+			return failInterrupted(stdout, stderr, "fix", a.json, sig, err, "no fix decided")
+		}
+		return failUsage(stdout, stderr, "fix", a.json, err.Error())
 	}
 	code := exitOK
 	if !rep.Safe() && len(rep.Fixes) == 0 {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"time"
 
 	"lockcheck/counterexamples"
@@ -18,7 +16,8 @@ func init() {
 
 // runLibraries exits 0 when every row agrees with the model or shows its
 // documented difference, 1 when a row differs otherwise, 2 on bad input,
-// 3 when the runs could not be made.
+// 3 when the runs could not be made or a signal (SIGINT, SIGTERM) stopped
+// them.
 func runLibraries(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("libraries", stderr)
 	write := fs.String("write", "", "put the table into this README between its markers instead of printing it")
@@ -46,12 +45,15 @@ func runLibraries(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "explore libraries:", err)
 		return exitIncomplete
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	ctx, signalled, stopSignals := interruptible()
+	defer stopSignals()
 	sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	srv, err := reality.StartServer(sctx, bin)
 	cancel()
 	if err != nil {
+		if sig := signalled(); sig != "" {
+			return failInterrupted(stdout, stderr, "libraries", false, sig, nil, "no table")
+		}
 		fmt.Fprintln(stderr, "explore libraries:", err)
 		return exitIncomplete
 	}
@@ -70,6 +72,10 @@ func runLibraries(args []string, stdout, stderr io.Writer) int {
 		},
 		Progress: stderr,
 	})
+	if sig := signalled(); sig != "" {
+		// a row cut by the signal is no verdict: neither the table nor the README
+		return failInterrupted(stdout, stderr, "libraries", false, sig, nil, "no table printed, nothing written")
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "explore libraries:", err)
 		return exitIncomplete

@@ -49,6 +49,27 @@ func interruptible() (ctx context.Context, signalled func() string, stop func())
 		}
 }
 
+// failInterrupted reports a command cut short by a signal: one line on
+// stderr naming the signal and what was left undone ("stopped by SIGINT
+// …") and, for -json, the object {"error": "..."} on stdout. It returns
+// exit 3 (incomplete). err is the cut run's error (wrapping the context's),
+// or nil; undone, if not "", says what is left undone.
+func failInterrupted(stdout, stderr io.Writer, cmd string, asJSON bool, sig string, err error, undone string) int {
+	msg := "stopped by " + sig
+	if err != nil {
+		msg += ": " + strings.TrimSuffix(strings.TrimSuffix(err.Error(), context.Canceled.Error()), ": ")
+	}
+	if undone != "" {
+		msg += "; " + undone
+	}
+	msg = oneLine(msg)
+	fmt.Fprintf(stderr, "explore %s: %s\n", cmd, msg)
+	if asJSON {
+		writeJSONError(stdout, msg)
+	}
+	return exitIncomplete
+}
+
 func sigName(s os.Signal) string {
 	switch s {
 	case os.Interrupt:

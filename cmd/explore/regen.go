@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -12,7 +14,8 @@ func init() {
 }
 
 // runRegen exits 0 when the folder is up to date (or was brought up to
-// date), 1 with -check when a file differs, 2 on bad input or a failure.
+// date), 1 with -check when a file differs, 2 on bad input or a failure,
+// 3 when a signal stopped the searches (nothing written).
 func runRegen(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("regen", stderr)
 	dir := fs.String("dir", "counterexamples", "the folder of counterexample files")
@@ -24,7 +27,12 @@ func runRegen(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "explore regen: unexpected argument %q (flags: -dir DIR, -check)\n", clip(fs.Arg(0)))
 		return exitUsage
 	}
-	diffs, err := counterexamples.Regen(*dir, *dir, *check)
+	ctx, signalled, stopSignals := interruptible()
+	defer stopSignals()
+	diffs, err := counterexamples.RegenContext(ctx, *dir, *dir, *check)
+	if err != nil && errors.Is(err, context.Canceled) {
+		return failInterrupted(stdout, stderr, "regen", false, signalled(), err, "")
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "explore regen:", err)
 		return exitUsage

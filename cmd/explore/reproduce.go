@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"os/signal"
 	"strings"
 	"time"
 
@@ -39,51 +38,43 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 	client := fs.String("client", reality.ClientReference, "the lock client: "+strings.Join(reality.ClientNames, ", ")+" (a library plays the schedule through its public API; a fenced Redis design takes its token from INCR after the library's lock, and etcd-mutex plays a Redis design on etcd)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: explore reproduce [flags] FILE   (a scenario file such as model/scenarios/demo2.txt, demo1…demo6, or a counterexample file)")
-		fmt.Fprintln(stderr, "exit 0: model and reality agree; 1: they differ; 2: bad input; 3: not judged (no server, or the machine could not keep the timing)")
+		fmt.Fprintln(stderr, "exit 0: model and reality agree; 1: they differ; 2: bad input; 3: not judged (no server, the machine could not keep the timing, or SIGINT/SIGTERM stopped the run)")
 		fs.PrintDefaults()
 	}
-	file, code, ok := parseFileAndFlags(fs, args)
+	file, code, ok := parseFileAndFlags(fs, args, stdout)
 	if !ok {
 		return code
 	}
 	if file == "" {
-		fmt.Fprintln(stderr, "explore reproduce: want one scenario or counterexample file (e.g. model/scenarios/demo2.txt)")
-		return exitUsage
+		return failUsage(stdout, stderr, "reproduce", *asJSON, "want one scenario or counterexample file (e.g. model/scenarios/demo2.txt)")
 	}
 	if *tick != 0 {
 		if err := reality.CheckTick(*tick); err != nil {
-			fmt.Fprintln(stderr, "explore reproduce: -"+err.Error())
-			return exitUsage
+			return failUsage(stdout, stderr, "reproduce", *asJSON, "-"+err.Error())
 		}
 	}
 	if *retries < 0 || *retries > 5 {
-		fmt.Fprintf(stderr, "explore reproduce: -retries %d: want 0 to 5\n", *retries)
-		return exitUsage
+		return failUsage(stdout, stderr, "reproduce", *asJSON, fmt.Sprintf("-retries %d: want 0 to 5", *retries))
 	}
 	if *lockDB < 0 || *lockDB > 15 || *storeDB < 0 || *storeDB > 15 || *lockDB == *storeDB {
-		fmt.Fprintf(stderr, "explore reproduce: -lock-db %d, -store-db %d: want two different databases from 0 to 15\n", *lockDB, *storeDB)
-		return exitUsage
+		return failUsage(stdout, stderr, "reproduce", *asJSON, fmt.Sprintf("-lock-db %d, -store-db %d: want two different databases from 0 to 15", *lockDB, *storeDB))
 	}
 	if *addr != "" {
 		if err := reality.CheckLoopback(*addr); err != nil {
-			fmt.Fprintln(stderr, "explore reproduce: -addr", err)
-			return exitUsage
+			return failUsage(stdout, stderr, "reproduce", *asJSON, "-addr "+err.Error())
 		}
 	}
 	text, err := readScenario(file)
 	if err != nil {
-		fmt.Fprintln(stderr, "explore reproduce:", err)
-		return exitUsage
+		return failUsage(stdout, stderr, "reproduce", *asJSON, err.Error())
 	}
 	in, err := reality.Load(file, text)
 	if err != nil {
-		fmt.Fprintln(stderr, "explore reproduce:", err)
-		return exitUsage
+		return failUsage(stdout, stderr, "reproduce", *asJSON, err.Error())
 	}
 	in, how, err := reality.ForClient(in, *client)
 	if err != nil {
-		fmt.Fprintln(stderr, "explore reproduce:", err)
-		return exitUsage
+		return failUsage(stdout, stderr, "reproduce", *asJSON, err.Error())
 	}
 	if how != "" {
 		fmt.Fprintf(stderr, "explore reproduce: for -client %s the design becomes %s (%s)\n", *client, in.Design.Name(), how)
@@ -91,8 +82,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 	if *tick == 0 {
 		*tick = reality.DefaultTickFor(&in.Design)
 	} else if err := reality.CheckTickFor(&in.Design, *tick); err != nil {
-		fmt.Fprintln(stderr, "explore reproduce: -"+err.Error())
-		return exitUsage
+		return failUsage(stdout, stderr, "reproduce", *asJSON, "-"+err.Error())
 	}
 	if *etcdURL != "" {
 		u, err := url.Parse(*etcdURL)
@@ -103,27 +93,38 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 			err = reality.CheckLoopback(u.Host)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "explore reproduce: -etcd %q: want a loopback client URL such as http://127.0.0.1:2379 (%v)\n", clip(*etcdURL), err)
-			return exitUsage
+			return failUsage(stdout, stderr, "reproduce", *asJSON, fmt.Sprintf("-etcd %q: want a loopback client URL such as http://127.0.0.1:2379 (%v)", clip(*etcdURL), err))
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	ctx, signalled, stopSignals := interruptible()
+	defer stopSignals()
+	// notJudged reports a run that gave no comparison: a signal's stop
+	// names the signal (the servers started so far are stopped by the
+	// deferred calls), anything else says what failed. Exit 3 either way.
+	notJudged := func(err error) int {
+		if sig := signalled(); sig != "" {
+			return failInterrupted(stdout, stderr, "reproduce", *asJSON, sig, nil, "the run was not played to its end: not judged")
+		}
+		msg := oneLine(err.Error())
+		fmt.Fprintln(stderr, "explore reproduce:", msg)
+		if *asJSON {
+			writeJSONError(stdout, msg)
+		}
+		return exitIncomplete
+	}
 	server := *addr
 	label := "Redis at " + *addr
 	if *addr == "" {
 		bin, err := reality.FindServer()
 		if err != nil {
-			fmt.Fprintln(stderr, "explore reproduce:", err, "(or give -addr of a running server)")
-			return exitIncomplete
+			return notJudged(fmt.Errorf("%v (or give -addr of a running server)", err))
 		}
 		sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		srv, err := reality.StartServer(sctx, bin)
 		cancel()
 		if err != nil {
-			fmt.Fprintln(stderr, "explore reproduce:", err)
-			return exitIncomplete
+			return notJudged(err)
 		}
 		defer srv.Stop()
 		server = srv.Addr()
@@ -135,16 +136,14 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 		// Redlock: a redis-server of its own per node
 		bin, err := reality.FindServer()
 		if err != nil {
-			fmt.Fprintln(stderr, "explore reproduce: Redlock needs a redis-server per node:", err)
-			return exitIncomplete
+			return notJudged(fmt.Errorf("Redlock needs a redis-server per node: %v", err))
 		}
 		for k := 0; k < in.Design.Nodes; k++ {
 			sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 			n, err := reality.StartServerPersist(sctx, bin, in.Design.Persist == 1)
 			cancel()
 			if err != nil {
-				fmt.Fprintf(stderr, "explore reproduce: Redlock node %d: %v\n", k+1, err)
-				return exitIncomplete
+				return notJudged(fmt.Errorf("Redlock node %d: %v", k+1, err))
 			}
 			defer n.Stop()
 			nodes = append(nodes, n)
@@ -154,15 +153,13 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 		// a lock node of its own, which the schedule's node-crash steps kill
 		bin, err := reality.FindServer()
 		if err != nil {
-			fmt.Fprintln(stderr, "explore reproduce: node crashes need a redis-server of their own:", err)
-			return exitIncomplete
+			return notJudged(fmt.Errorf("node crashes need a redis-server of their own: %v", err))
 		}
 		sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		lockSrv, err = reality.StartServerPersist(sctx, bin, in.Design.Persist == 1)
 		cancel()
 		if err != nil {
-			fmt.Fprintln(stderr, "explore reproduce: lock node:", err)
-			return exitIncomplete
+			return notJudged(fmt.Errorf("lock node: %v", err))
 		}
 		defer lockSrv.Stop()
 		label += fmt.Sprintf("; lock node: redis-server %s on %s", lockSrv.Version(), lockSrv.Addr())
@@ -173,8 +170,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 		e, err := reality.StartEtcd(ectx)
 		cancel()
 		if err != nil {
-			fmt.Fprintln(stderr, "explore reproduce:", err)
-			return exitIncomplete
+			return notJudged(err)
 		}
 		defer e.Stop()
 		endpoint = e.Endpoint()
@@ -183,10 +179,9 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 	for attempt := 0; ; attempt++ {
 		c, err = reality.Reproduce(ctx, in, label, reality.Options{Addr: server, Etcd: endpoint, Lock: lockSrv, Nodes: nodes, Client: *client, Tick: *tick, LockDB: *lockDB, StoreDB: *storeDB})
 		if err != nil {
-			fmt.Fprintln(stderr, "explore reproduce:", err)
-			return exitIncomplete
+			return notJudged(err)
 		}
-		if !c.Late || attempt == *retries || 2**tick > reality.MaxTick {
+		if !c.Late || attempt == *retries || 2**tick > reality.MaxTick || signalled() != "" {
 			break
 		}
 		fmt.Fprintf(stderr, "explore reproduce: void run at tick %v (step %d answered %.1fms into its tick, window %.1fms); again at %v\n",
@@ -196,8 +191,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		out, err := json.MarshalIndent(c, "", "  ")
 		if err != nil {
-			fmt.Fprintln(stderr, "explore reproduce:", err)
-			return exitIncomplete
+			return notJudged(err)
 		}
 		fmt.Fprintf(stdout, "%s\n", out)
 	} else {
@@ -219,8 +213,8 @@ func reproduceExit(c *reality.Comparison) int {
 
 // parseFileAndFlags parses flags given before or after the one FILE
 // argument. file is "" when none was given.
-func parseFileAndFlags(fs *flag.FlagSet, args []string) (file string, code int, ok bool) {
-	if code, ok := parseFlags(fs, args); !ok {
+func parseFileAndFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (file string, code int, ok bool) {
+	if code, ok := parseFlagsJSON(fs, args, stdout); !ok {
 		return "", code, false
 	}
 	rest := fs.Args()
@@ -228,12 +222,11 @@ func parseFileAndFlags(fs *flag.FlagSet, args []string) (file string, code int, 
 		return "", 0, true
 	}
 	file = rest[0]
-	if code, ok := parseFlags(fs, rest[1:]); !ok {
+	if code, ok := parseFlagsJSON(fs, rest[1:], stdout); !ok {
 		return "", code, false
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "explore reproduce: one FILE only, got also %q\n", clip(fs.Arg(0)))
-		return "", exitUsage, false
+		return "", failUsage(stdout, fs.Output(), "reproduce", wantsJSON(args), fmt.Sprintf("one FILE only, got also %q", clip(fs.Arg(0)))), false
 	}
 	return file, 0, true
 }
