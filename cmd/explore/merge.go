@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"lockcheck/model"
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"lockcheck/explore"
@@ -75,8 +78,14 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		if err := dec.Decode(&s); err != nil {
 			return bad("line %d: not a shard line of explore simulate: %v", line, err)
 		}
+		if off := dec.InputOffset(); strings.TrimSpace(text[off:]) != "" { // two lines pasted into one?
+			return bad("line %d: more after the shard's JSON object (from byte %d): want one JSON object per line", line, off+1)
+		}
 		if s.Kind != "lockcheck-simulate" {
 			return bad("line %d: kind %q: want a line of explore simulate -shard i/n", line, clip(s.Kind))
+		}
+		if err := checkShard(&s); err != nil {
+			return bad("line %d: %v", line, err)
 		}
 		shards = append(shards, &s)
 	}
@@ -109,8 +118,8 @@ func mergeShards(shards []*simSummary) (*simSummary, error) {
 		Results: []simResJSON{}, Faults: []faultUseJSON{}}
 	faults := map[string]int{}
 	for k, s := range shards {
-		if s.Design != f.Design || !slices.Equal(s.Properties, f.Properties) || s.Seed != f.Seed || s.Runs != f.Runs || s.Depth != f.Depth || s.Swarm != f.Swarm || s.Budget != f.Budget {
-			return nil, fmt.Errorf("line %d is another sweep (%s, seed %d, %d runs, depth %d) than line 1 (%s, seed %d, %d runs, depth %d)", k+1, clip(s.Design), s.Seed, s.Runs, s.Depth, clip(f.Design), f.Seed, f.Runs, f.Depth)
+		if field, this, first := sweepDiff(s, f); field != "" {
+			return nil, fmt.Errorf("line %d is another sweep than line 1: %s %s, line 1 %s", k+1, field, this, first)
 		}
 		if len(s.Results) != len(f.Properties) {
 			return nil, fmt.Errorf("line %d: %d results for %d properties", k+1, len(s.Results), len(f.Properties))
@@ -184,6 +193,68 @@ func mergeShards(shards []*simSummary) (*simSummary, error) {
 		m.Faults = append(m.Faults, faultUseJSON{k, faults[k]})
 	}
 	return m, nil
+}
+
+// checkShard refuses a line that explore simulate could not have written:
+// a design that does not parse, a property it does not know or lists
+// twice, runs, depth or fault budget out of what simulate accepts.
+func checkShard(s *simSummary) error {
+	d, err := model.ParseDesign(s.Design)
+	if err != nil {
+		return fmt.Errorf("design: %v", err)
+	}
+	if s.Design != d.Name() {
+		return fmt.Errorf("design %q: simulate writes the canonical name %q", clip(s.Design), d.Name())
+	}
+	if len(s.Properties) == 0 {
+		return fmt.Errorf("properties: none (simulate lists those it checked: %s)", strings.Join(model.PropertyNames(), ", "))
+	}
+	seen := map[string]bool{}
+	for _, p := range s.Properties {
+		if _, ok := model.PropertyByName(p); !ok {
+			return fmt.Errorf("properties: unknown property %q (allowed: %s)", clip(p), strings.Join(model.PropertyNames(), ", "))
+		}
+		if seen[p] {
+			return fmt.Errorf("properties: %s listed twice", p)
+		}
+		seen[p] = true
+	}
+	if s.Runs < 1 || s.Runs > 1_000_000_000 {
+		return fmt.Errorf("runs %d: want 1 to 1000000000", s.Runs)
+	}
+	if s.Depth < 1 || s.Depth > explore.MaxSimDepth {
+		return fmt.Errorf("depth %d: want 1 to %d", s.Depth, explore.MaxSimDepth)
+	}
+	if want := model.BudgetText(&d); s.Budget != want {
+		return fmt.Errorf("fault_budget %q: design %s has %q", clip(s.Budget), d.Name(), want)
+	}
+	if len(s.Shards) == 0 {
+		return errors.New("shards: none (a shard line names the runs it covers)")
+	}
+	return nil
+}
+
+// sweepDiff names the first field in which s is another sweep than f, with
+// both values; "" when they are the same sweep.
+func sweepDiff(s, f *simSummary) (field, this, first string) {
+	q := func(v string) string { return strconv.Quote(clip(v)) }
+	switch {
+	case s.Design != f.Design:
+		return "design", q(s.Design), q(f.Design)
+	case !slices.Equal(s.Properties, f.Properties):
+		return "properties", q(strings.Join(s.Properties, ",")), q(strings.Join(f.Properties, ","))
+	case s.Seed != f.Seed:
+		return "seed", fmt.Sprint(s.Seed), fmt.Sprint(f.Seed)
+	case s.Runs != f.Runs:
+		return "runs", fmt.Sprint(s.Runs), fmt.Sprint(f.Runs)
+	case s.Depth != f.Depth:
+		return "depth", fmt.Sprint(s.Depth), fmt.Sprint(f.Depth)
+	case s.Swarm != f.Swarm:
+		return "swarm", fmt.Sprint(s.Swarm), fmt.Sprint(f.Swarm)
+	case s.Budget != f.Budget:
+		return "fault_budget", q(s.Budget), q(f.Budget)
+	}
+	return "", "", ""
 }
 
 // missingRuns names the runs no shard played.

@@ -175,3 +175,50 @@ func FuzzMerge(f *testing.F) {
 		}
 	})
 }
+
+// TestMergeRefusesTamperedLines: a line that explore simulate could not
+// have written is bad input naming the field, never merged into a result.
+func TestMergeRefusesTamperedLines(t *testing.T) {
+	_, line, _ := runCmd("simulate", "-design", "demo2", "-runs", "20", "-seed", "3", "-shard", "0/2")
+	_, line2, _ := runCmd("simulate", "-design", "demo2", "-runs", "20", "-seed", "3", "-shard", "1/2")
+	line, line2 = strings.TrimSpace(line), strings.TrimSpace(line2)
+	require.Contains(t, line, `"depth":1000`)
+	sub := func(s, old, new string) string {
+		require.Contains(t, s, old)
+		return strings.Replace(s, old, new, 1)
+	}
+	for _, c := range []struct {
+		name, input, want string
+	}{
+		{"unknown property", sub(line, `"properties":["exclusive"`, `"properties":["exclusiv"`), `line 1: properties: unknown property "exclusiv" (allowed: `},
+		{"unknown property, results too", strings.ReplaceAll(line, `"exclusive"`, `"exclusiv"`), `line 1: properties: unknown property "exclusiv" (allowed: `},
+		{"property twice", sub(line, `"properties":["exclusive"`, `"properties":["exclusive","exclusive"`), "line 1: properties: exclusive listed twice"},
+		{"no property", sub(line, `"properties":["exclusive",`, `"properties":[`) + "", "line 1: "},
+		{"depth 0", sub(line, `"depth":1000`, `"depth":0`), "line 1: depth 0: want 1 to "},
+		{"depth too deep", sub(line, `"depth":1000`, `"depth":99999999`), "line 1: depth 99999999: want 1 to "},
+		{"runs 0", sub(line, `"runs":20,`, `"runs":0,`), "line 1: runs 0: want 1 to 1000000000"},
+		{"design", sub(line, `"design":"redis/cad/none/plain"`, `"design":"redis/cad/none/plai"`), "line 1: design: "},
+		{"not canonical", sub(line, `"design":"redis/cad/none/plain"`, `"design":"demo2"`), `line 1: design "demo2": simulate writes the canonical name`},
+		{"budget", sub(line, `"fault_budget":"`, `"fault_budget":"x`), "line 1: fault_budget "},
+		{"no shards", sub(line, `"shards":[{"from":0,"to":10,"done":10}]`, `"shards":[]`), "line 1: shards: none"},
+		{"two objects on a line", line + line2, "line 1: more after the shard's JSON object (from byte "},
+		{"a stray brace", line + "}", "line 1: more after the shard's JSON object"},
+		{"another seed", line + "\n" + sub(line2, `"seed":3`, `"seed":4`), "line 2 is another sweep than line 1: seed 4, line 1 3"},
+		{"another depth", line + "\n" + sub(line2, `"depth":1000`, `"depth":999`), "line 2 is another sweep than line 1: depth 999, line 1 1000"},
+		{"another swarm", line + "\n" + sub(line2, `"swarm":true`, `"swarm":false`), "line 2 is another sweep than line 1: swarm false, line 1 true"},
+		{"other properties", line + "\n" + sub(line2, `"properties":["exclusive",`, `"properties":[`), "line 2"},
+	} {
+		defer func(r any) { stdinReader = r.(interface{ Read([]byte) (int, error) }) }(stdinReader)
+		stdinReader = strings.NewReader(c.input + "\n")
+		code, out, errs := runCmd("merge", "-json")
+		require.Equal(t, exitUsage, code, "%s: %s", c.name, out)
+		require.Equal(t, 1, strings.Count(errs, "\n"), "%s: %s", c.name, errs)
+		require.Contains(t, errs, "explore merge: "+c.want, c.name)
+		require.True(t, json.Valid([]byte(out)), c.name)
+		require.Contains(t, out, `{"error":`, c.name)
+	}
+	// the untampered pair merges
+	stdinReader = strings.NewReader(line + "\n" + line2 + "\n")
+	code, _, errs := runCmd("merge", "-json")
+	require.Contains(t, []int{exitOK, exitViolated}, code, errs)
+}
