@@ -223,20 +223,24 @@ func PropertyNames() []string {
 	return append(names, Starvation.Name)
 }
 
-// ParsePropertiesFor is ParseProperties for design d: "" and "all" give
+// ParsePropertiesFor is ParseProperties for design d: "all" gives
 // PropertiesFor(d).
 func ParsePropertiesFor(d *Design, list string) ([]Property, error) {
-	if l := strings.TrimSpace(list); l == "" || l == "all" {
+	if strings.TrimSpace(list) == "all" {
 		return PropertiesFor(d), nil
 	}
 	return ParseProperties(list)
 }
 
-// ParseProperties reads a comma-separated list of property names ("" or
-// "all" = every property).
+// ParseProperties reads a comma-separated list of property names ("all" =
+// every property). An empty list is an error: it names no property, and
+// taking it for all would hide a script's empty variable.
 func ParseProperties(list string) ([]Property, error) {
 	list = strings.TrimSpace(list)
-	if list == "" || list == "all" {
+	if list == "" {
+		return nil, fmt.Errorf("no property given (want a comma-separated list of %s, or all)", strings.Join(PropertyNames(), ", "))
+	}
+	if list == "all" {
 		return append([]Property(nil), Properties...), nil
 	}
 	var out []Property

@@ -64,7 +64,7 @@ func parseFixArgs(args []string) (a fixArgs, help bool, usage string, err error)
 	if a.props, err = model.ParseProperties(*props); err != nil {
 		return a, false, usage, err
 	}
-	if strings.TrimSpace(*props) == "all" || strings.TrimSpace(*props) == "" {
+	if strings.TrimSpace(*props) == "all" {
 		a.props = nil // every always property
 	} else {
 		for _, p := range a.props {

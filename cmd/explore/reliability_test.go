@@ -103,3 +103,17 @@ func TestCheckOutUnwritable(t *testing.T) {
 	require.Contains(t, out, "exclusive           violated")
 	require.Contains(t, errs, "write x.txt: disk full (the verdict above stands")
 }
+
+// TestEmptyPropertiesAreRefused: -properties "" (an empty script variable)
+// names no property; it is bad input, not "all".
+func TestEmptyPropertiesAreRefused(t *testing.T) {
+	for _, cmd := range []string{"check", "simulate", "fix"} {
+		for _, v := range []string{"", " "} {
+			code, out, errs := runCmd(cmd, "-design", "demo1", "-properties", v)
+			require.Equal(t, exitUsage, code, "%s %q: %s", cmd, v, out)
+			require.Equal(t, 1, strings.Count(errs, "\n"), errs)
+			require.Contains(t, errs, "explore "+cmd+": no property given (want a comma-separated list of exclusive, ", cmd)
+			require.True(t, strings.HasSuffix(errs, ", or all)\n"), errs)
+		}
+	}
+}
