@@ -14,13 +14,14 @@ const maxInputBytes = 4 << 20
 
 // Load reads a scenario file ("design NAME" and action lines, as in
 // model/scenarios) or a counterexample file, and checks that its schedule
-// replays in the model and can be played for real. Errors are one line
-// and name the source.
+// replays in the model (a scenario: giving what its expect lines say) and
+// can be played for real. Errors are one line and name the source.
 func Load(source, text string) (*Input, error) {
 	if len(text) > maxInputBytes {
 		return nil, fmt.Errorf("%s: %d bytes, more than the %d a scenario may have", source, len(text), maxInputBytes)
 	}
 	var in *Input
+	var expect *model.Scenario // a scenario whose expect lines the model must meet
 	if firstLine(text) == counterexamples.Magic {
 		f, err := counterexamples.Parse(text)
 		if err != nil {
@@ -38,6 +39,7 @@ func Load(source, text string) (*Input, error) {
 			return nil, fmt.Errorf("%s: %v", source, err)
 		}
 		in = &Input{Source: source, Kind: "scenario", DesignName: sc.DesignName, Design: sc.Design, Trace: sc.Trace, Doc: sc.Doc}
+		expect = sc
 	}
 	if len(in.Trace) == 0 {
 		return nil, fmt.Errorf("%s: no steps to play (want action lines after the design line)", source)
@@ -48,6 +50,13 @@ func Load(source, text string) (*Input, error) {
 	run, err := model.Replay(&in.Design, in.Trace)
 	if err != nil {
 		return nil, fmt.Errorf("%s: the schedule does not replay in the model: %v", source, err)
+	}
+	if expect != nil {
+		// a cut or edited scenario must not be played as if it were the one
+		// its expect lines describe
+		if bad := expect.CheckExpect(run); len(bad) > 0 {
+			return nil, fmt.Errorf("%s: the model's replay does not give what the file expects (%s; truncated or edited?)", source, strings.Join(bad, "; "))
+		}
 	}
 	for _, st := range run.Steps { // the real clients hold only writes in the network
 		if st.Action.Kind == model.ActDelay && model.RequestKind(&in.Design, &st) != model.ActWrite {

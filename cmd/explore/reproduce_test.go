@@ -17,6 +17,10 @@ func TestReproduceBadInput(t *testing.T) {
 	dir := t.TempDir()
 	bad := dir + "/bad.txt"
 	require.NoError(t, os.WriteFile(bad, []byte("design demo2\nA fly\n"), 0o644))
+	demo2, err := os.ReadFile("../../model/scenarios/demo2.txt")
+	require.NoError(t, err)
+	cut := dir + "/demo2-cut.txt" // demo2 cut after its pause: no lost update any more
+	require.NoError(t, os.WriteFile(cut, demo2[:strings.Index(string(demo2), "A pause 14")+len("A pause 14\n")], 0o644))
 	zk := dir + "/zk.txt"
 	require.NoError(t, os.WriteFile(zk, []byte("design redis/cad/none/plain,partitions=1\nA acquire\n"), 0o644))
 	for _, c := range []struct {
@@ -27,6 +31,7 @@ func TestReproduceBadInput(t *testing.T) {
 		{[]string{"reproduce", dir + "/missing.txt"}, "no such file"},
 		{[]string{"reproduce", bad}, `unknown verb "fly"`},
 		{[]string{"reproduce", zk}, "not played for real"},
+		{[]string{"reproduce", cut}, "demo2-cut.txt: the model's replay does not give what the file expects (line 9: expected exclusive violated; "},
 		{[]string{"reproduce", "-tick", "5ms", "demo2"}, "want whole milliseconds from 10ms to 10s"},
 		{[]string{"reproduce", "demo2", "-tick", "1500us"}, "want whole milliseconds"},
 		{[]string{"reproduce", "-addr", "10.0.0.1:6379", "demo2"}, "want a loopback address"},
@@ -40,6 +45,9 @@ func TestReproduceBadInput(t *testing.T) {
 		code, out, errs := runCmd(c.args...)
 		require.Equal(t, exitUsage, code, "%v: %s", c.args, errs)
 		require.Empty(t, out, "%v: nothing half-written on stdout", c.args)
+		code, out, _ = runCmd(append([]string{"reproduce", "-json"}, c.args[1:]...)...)
+		require.Equal(t, exitUsage, code, c.args)
+		require.Contains(t, out, `{"error":`, "%v -json: the error object", c.args)
 		require.Contains(t, errs, c.want, "%v", c.args)
 		require.Equal(t, 1, strings.Count(strings.TrimSpace(errs), "\n")+1, "%v: one line: %q", c.args, errs)
 	}
