@@ -516,12 +516,19 @@ func FuzzParse(f *testing.F) {
 }
 
 // TestCleanStaleTemps removes the temporary files of writers that have gone
-// and keeps those of a live one and every other file.
+// and keeps those of a live one and every other file: a user's own files
+// named like a temporary file of a writer that has gone (no tag, a wrong
+// tag) too.
 func TestCleanStaleTemps(t *testing.T) {
 	dir := t.TempDir()
-	live := fmt.Sprintf(".a.txt.tmp-%d-1", os.Getpid())
-	keep := []string{live, ".a.txt.tmp-123", "a.txt", "notes.tmp-999999999-1"}
-	for _, n := range append(keep, ".a.txt.tmp-999999999-42") {
+	live := TempFileName("a.txt", os.Getpid(), 1)
+	gone := TempFileName("a.txt", 999999999, 42)
+	keep := []string{live, ".a.txt.tmp-123", "a.txt", "notes.tmp-999999999-1",
+		".a.txt.tmp-999999999-42", // a user's file, named as before the tag
+		".b.txt.tmp-999999999-42" + gone[len(".a.txt.tmp-999999999-42"):], // another file's tag
+		gone + "0", gone[:len(gone)-1]}
+	require.Regexp(t, `^\.a\.txt\.tmp-999999999-42-[0-9a-f]{16}$`, gone)
+	for _, n := range append(keep, gone, TempFileName("x.html", 999999998, 0)) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, n), nil, 0o644))
 	}
 	CleanStaleTemps(dir)

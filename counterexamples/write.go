@@ -1,7 +1,11 @@
 package counterexamples
 
 import (
+	"errors"
 	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -66,10 +70,17 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 		dir = "."
 	}
 	// the writer's process id in the name lets a later run tell a
-	// temporary file of a killed writer from one being written
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp-"+strconv.Itoa(os.Getpid())+"-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	// temporary file of a killed writer from one being written, and the
+	// name's tag tells one of ours from a user's file named alike
+	var tmp *os.File
+	for try := 0; ; try++ {
+		tmp, err = os.OpenFile(filepath.Join(dir, TempFileName(name, os.Getpid(), rand.Uint32())), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || try == 100 {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
 	}
 	defer func() {
 		if err != nil {
@@ -95,12 +106,30 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 	return nil
 }
 
-// staleTemp matches WriteFileAtomic's temporary files: .NAME.tmp-PID-N.
-var staleTemp = regexp.MustCompile(`^\..+\.tmp-([0-9]+)-[0-9]+$`)
+// TempFileName is the name WriteFileAtomic gives the temporary file of
+// name written by process pid: .NAME.tmp-PID-N-TAG, N a random number and
+// TAG a hash of the rest. The tag is what lets CleanStaleTemps remove only
+// the files this program made: a user's own .notes.tmp-123-4 has none.
+func TempFileName(name string, pid int, n uint32) string {
+	base := fmt.Sprintf(".%s.tmp-%d-%d", name, pid, n)
+	return base + "-" + tempTag(base)
+}
+
+func tempTag(base string) string {
+	h := fnv.New64a()
+	h.Write([]byte("lockcheck WriteFileAtomic\x00"))
+	h.Write([]byte(base))
+	return fmt.Sprintf("%016x", h.Sum64())
+}
+
+// staleTemp matches TempFileName: the name without its tag, the PID, the tag.
+var staleTemp = regexp.MustCompile(`^(\..+\.tmp-([0-9]+)-[0-9]+)-([0-9a-f]{16})$`)
 
 // CleanStaleTemps removes the temporary files that a writer killed between
-// create and rename left in dir: those whose process has gone. It is best
-// effort: a file it cannot judge or remove stays.
+// create and rename left in dir: those named by TempFileName (tag and all)
+// whose process has gone. A file named alike without the right tag is a
+// user's and stays. It is best effort: a file it cannot judge or remove
+// stays.
 func CleanStaleTemps(dir string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -108,10 +137,10 @@ func CleanStaleTemps(dir string) {
 	}
 	for _, e := range entries {
 		m := staleTemp.FindStringSubmatch(e.Name())
-		if m == nil || !e.Type().IsRegular() {
+		if m == nil || !e.Type().IsRegular() || tempTag(m[1]) != m[3] {
 			continue
 		}
-		pid, err := strconv.Atoi(m[1])
+		pid, err := strconv.Atoi(m[2])
 		if err != nil || processAlive(pid) {
 			continue
 		}

@@ -97,7 +97,7 @@ func TestRegenKeepsTheUsersFiles(t *testing.T) {
 	require.NoError(t, err, "nothing is removed when regen refuses")
 
 	require.NoError(t, os.Remove(index))
-	killed := filepath.Join(dir, ".README.md.tmp-999999999-123")
+	killed := filepath.Join(dir, counterexamples.TempFileName("README.md", 999999999, 123))
 	require.NoError(t, os.WriteFile(killed, []byte("half"), 0o644))
 	code, out, errs = runCmd("regen", "-dir", dir)
 	require.Equal(t, exitOK, code, errs)
