@@ -61,7 +61,7 @@ func StartEtcd(ctx context.Context) (*EtcdServer, error) {
 }
 
 func startEtcdOnce(ctx context.Context) (*EtcdServer, error) {
-	dir, err := os.MkdirTemp("", "lockcheck-etcd-")
+	dir, err := serverDir("etcd")
 	if err != nil {
 		return nil, err
 	}

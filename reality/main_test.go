@@ -22,6 +22,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if kind := os.Getenv("LOCKCHECK_REALITY_CHILD"); kind != "" {
+		os.Exit(childServer(kind)) // TestKilledRunsLeaveNothing's child
+	}
 	code := m.Run()
 	if sharedPG != nil {
 		sharedPG.Stop()

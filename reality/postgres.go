@@ -93,7 +93,7 @@ func StartPostgres(ctx context.Context) (*PostgresServer, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	dir, err := os.MkdirTemp("", "lockcheck-pg-")
+	dir, err := serverDir("pg")
 	if err != nil {
 		return nil, err
 	}

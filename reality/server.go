@@ -118,7 +118,7 @@ func startOnce(ctx context.Context, bin string, persist bool) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no free loopback port: %v", err)
 	}
-	dir, err := os.MkdirTemp("", "lockcheck-redis-")
+	dir, err := serverDir("redis")
 	if err != nil {
 		return nil, err
 	}

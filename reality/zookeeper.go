@@ -71,7 +71,7 @@ func StartZooKeeper(ctx context.Context) (*ZooKeeperServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "lockcheck-zk-")
+	dir, err := serverDir("zk")
 	if err != nil {
 		return nil, err
 	}
