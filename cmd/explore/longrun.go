@@ -254,7 +254,7 @@ func failUsage(stdout, stderr io.Writer, cmd string, asJSON bool, msg string) in
 func writeJSONError(w io.Writer, msg string) {
 	out, _ := json.Marshal(struct {
 		Error string `json:"error"`
-	}{msg})
+	}{clipWords(msg)})
 	fmt.Fprintf(w, "%s\n", out)
 }
 

@@ -18,6 +18,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Exit codes shared by every subcommand.
@@ -64,7 +65,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	w := &checkedWriter{w: stdout}
-	code := c.run(args[1:], w, stderr)
+	code := c.run(args[1:], w, clipWriter{stderr})
 	if w.err != nil {
 		// output lost (a full disk, a closed pipe): not a verdict to trust
 		fmt.Fprintf(stderr, "explore %s: writing the output: %v\n", args[0], w.err)
@@ -90,6 +91,76 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 	}
 	c.err = err
 	return n, err
+}
+
+// maxWord is the longest word (a run of non-space bytes) that a line on
+// stderr or an {"error"} object carries whole.
+const maxWord = 200
+
+// clipWriter shortens the long words of what it writes (clipWords): a
+// 100 KB path named in an error, by us and again by the OS error we quote,
+// must not come back as a 200 KB line. Each Write is one message or line
+// (fmt.Fprint*), so a word is not split across two Writes.
+type clipWriter struct{ w io.Writer }
+
+func (c clipWriter) Write(p []byte) (int, error) {
+	s := string(p)
+	if t := clipWords(s); t != s {
+		if _, err := io.WriteString(c.w, t); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	return c.w.Write(p)
+}
+
+// clipWords keeps the first 100 and last 40 bytes (whole characters) of
+// each word longer than maxWord, with "…(N bytes)…" between them.
+func clipWords(s string) string {
+	long := false
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r' {
+			n = 0
+		} else if n++; n > maxWord {
+			long = true
+			break
+		}
+	}
+	if !long {
+		return s
+	}
+	var b strings.Builder
+	start := -1
+	flush := func(end int) {
+		w := s[start:end]
+		if len(w) > maxWord {
+			head, tail := 100, len(w)-40
+			for head > 0 && !utf8.RuneStart(w[head]) {
+				head--
+			}
+			for tail < len(w) && !utf8.RuneStart(w[tail]) {
+				tail++
+			}
+			w = fmt.Sprintf("%s…(%d bytes)…%s", w[:head], tail-head, w[tail:])
+		}
+		b.WriteString(w)
+		start = -1
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r' {
+			if start >= 0 {
+				flush(i)
+			}
+			b.WriteByte(s[i])
+		} else if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		flush(len(s))
+	}
+	return b.String()
 }
 
 func commandNames() []string {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -116,4 +117,47 @@ func TestEmptyPropertiesAreRefused(t *testing.T) {
 			require.True(t, strings.HasSuffix(errs, ", or all)\n"), errs)
 		}
 	}
+}
+
+// TestLongPathsAreClipped: a 100 KB path comes back as a short line (our
+// copy of it and the OS error's both clipped), on stderr and in the
+// {"error"} object, with the start and end of the path and the reason.
+func TestLongPathsAreClipped(t *testing.T) {
+	long := filepath.Join(os.TempDir(), strings.Repeat("a", 100_000)+"z")
+	for _, args := range [][]string{
+		{"check", "-design", "demo2", "-out", long},
+		{"check", "-design", "demo2", "-json", "-out", long},
+		{"simulate", "-design", "demo2", "-runs", "2", "-out", long},
+		{"simulate", "-design", "demo2", "-runs", "2", "-json", "-out", long},
+		{"replay", long},
+		{"merge", long},
+		{"merge", "-json", long},
+		{"reproduce", long},
+		{"reproduce", "-json", long},
+		{"regen", "-dir", long},
+		{"libraries", "-write", long},
+	} {
+		code, out, errs := runCmd(args...)
+		require.Equal(t, exitUsage, code, args[:len(args)-1])
+		require.Equal(t, 1, strings.Count(errs, "\n"), args[:len(args)-1])
+		require.Less(t, len(errs), 1000, "%v: %.300s", args[:len(args)-1], errs)
+		require.Contains(t, errs, "aaaa…(", args[:len(args)-1])
+		require.Contains(t, errs, "bytes)…aaa", args[:len(args)-1])
+		require.True(t, utf8.ValidString(errs))
+		if wantsJSON(args) {
+			require.Less(t, len(out), 1000, "%v: %.300s", args[:len(args)-1], out)
+			require.Contains(t, out, `{"error":`)
+		} else {
+			require.Empty(t, out)
+		}
+	}
+}
+
+func TestClipWords(t *testing.T) {
+	require.Equal(t, "short words stay\n", clipWords("short words stay\n"))
+	w := strings.Repeat("é", 150) // 300 bytes, two per character
+	got := clipWords("x " + w + " y")
+	require.True(t, utf8.ValidString(got), got)
+	require.Equal(t, "x "+strings.Repeat("é", 50)+"…(160 bytes)…"+strings.Repeat("é", 20)+" y", got)
+	require.Equal(t, strings.Repeat("b", maxWord), clipWords(strings.Repeat("b", maxWord)))
 }
