@@ -141,8 +141,13 @@ func Rename(trace []model.Action, clients int) []model.Action {
 	return out
 }
 
+// ReplayPrefix begins a file's replay: line; the file's path follows,
+// quoted for a shell (ShellQuote).
+const ReplayPrefix = "go run ./cmd/explore replay "
+
 // Render makes a counterexample's files. displayPath is the .txt file's
-// path as the replay command shows it (e.g. counterexamples/x.txt). The
+// path as the replay command shows it (e.g. counterexamples/x.txt), quoted
+// there for a shell (ShellQuote) as is the regenerate command's folder. The
 // clients are renamed (Rename); the renamed trace is replayed and must
 // violate the property at the same step as the trace given, or Render
 // fails.
@@ -174,7 +179,7 @@ func Render(cx Counterexample, displayPath string) (*Rendered, error) {
 	}
 	regen := cx.Regenerate
 	if regen == "" {
-		regen = fmt.Sprintf("go run ./cmd/explore check -design %s -out %s", d.Name(), path.Dir(displayPath))
+		regen = fmt.Sprintf("go run ./cmd/explore check -design %s -out %s", d.Name(), ShellQuote(path.Dir(displayPath)))
 	}
 	lin := checkLinearizability(run)
 	base := cx.Base
@@ -203,7 +208,7 @@ func Render(cx Counterexample, displayPath string) (*Rendered, error) {
 		header(keyClients, cx.Clients)
 	}
 	header(keyRegenerate, regen)
-	header(keyReplay, "go run ./cmd/explore replay "+displayPath)
+	header(keyReplay, ReplayPrefix+ShellQuote(displayPath))
 	section := func(name, body string) {
 		fmt.Fprintf(&b, "\n--- %s ---\n%s", name, trimLines(body))
 	}

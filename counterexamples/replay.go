@@ -56,7 +56,10 @@ func (f *File) Replay() Verdict {
 // is up to date. It fails when the file could not be written now (its trace
 // no longer shows the violation).
 func (f *File) Stale() ([]string, error) {
-	display := strings.TrimPrefix(f.ReplayCmd, "go run ./cmd/explore replay ")
+	display := strings.TrimPrefix(f.ReplayCmd, ReplayPrefix)
+	if p, ok := shellUnquote(display); ok {
+		display = p
+	}
 	// the clients line and the prevented section come from searches that
 	// replay does not repeat (explore regen does): they are kept as written
 	r, err := Render(Counterexample{Design: f.Design, Property: f.Property, Trace: f.Trace, Bounds: f.Bounds(), Regenerate: f.Regenerate,

@@ -310,7 +310,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	} else {
 		writeCheckText(stdout, &a, rep, violated, runs, lins, peak)
 		for _, p := range files {
-			fmt.Fprintln(stdout, "wrote", p)
+			fmt.Fprintln(stdout, "wrote", counterexamples.ShellQuote(p))
 		}
 	}
 	if writeErr != nil {

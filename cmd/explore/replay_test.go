@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"lockcheck/counterexamples"
 )
 
 func runCmd(args ...string) (code int, stdout, stderr string) {
@@ -158,4 +162,51 @@ func TestReplayScenario(t *testing.T) {
 	require.Equal(t, "violated", j.Properties[0].Status)
 	require.Equal(t, 46, *j.Properties[0].Step)
 	require.Empty(t, j.Expect)
+}
+
+// TestOddFolderNames: counterexamples written under a folder whose name has
+// a newline, a $(...), a quote or a space are read back by replay, and
+// their regenerate: and replay: lines, pasted into bash, name the folder
+// and run nothing else.
+func TestOddFolderNames(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	require.NoError(t, err)
+	root := t.TempDir()
+	for _, name := range []string{"nl\ndir", "$(touch ran)", "it's", "a b", "tab\there"} {
+		dir := filepath.Join(root, name)
+		code, out, errs := runCmd("check", "-design", "demo4", "-properties", "own-release", "-out", dir)
+		require.Equal(t, exitViolated, code, errs)
+		m := regexp.MustCompile(`(?m)^wrote (.*)$`).FindStringSubmatch(out)
+		require.NotNil(t, m, out)
+		file := filepath.Join(dir, "redis-del-none-plain_pauses-0_slow-1--own-release.txt")
+		code, out, errs = runCmd("replay", file)
+		require.Equal(t, exitOK, code, "%q: %s", name, errs)
+		require.NotContains(t, out, "not what the model writes now", name)
+		text, err := os.ReadFile(file)
+		require.NoError(t, err)
+		for _, key := range []string{"replay:", "regenerate:"} {
+			line := regexp.MustCompile(`(?m)^` + key + ` +(.*)$`).FindStringSubmatch(string(text))
+			require.NotNil(t, line, key)
+			// the command's last word, as bash reads it
+			cmd := strings.Replace(line[1], "go run ./cmd/explore", "printf '%s\\n'", 1)
+			got, err := exec.Command(bash, "-c", cmd).Output()
+			require.NoError(t, err, cmd)
+			words := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")
+			last := words[len(words)-1]
+			if name == "nl\ndir" { // printf puts each word on a line: the path's own newline splits it
+				last = words[len(words)-2] + "\n" + last
+			}
+			want := file
+			if key == "regenerate:" {
+				want = dir
+			}
+			require.Equal(t, want, last, "%s %q", key, name)
+		}
+		// the wrote line too
+		code, out, _ = runCmd("simulate", "-design", "demo4", "-runs", "50", "-properties", "own-release", "-out", dir)
+		require.Equal(t, exitViolated, code)
+		require.Contains(t, out, "wrote "+counterexamples.ShellQuote(file)+"\n")
+	}
+	require.NoFileExists(t, "ran")
+	require.NoFileExists(t, filepath.Join(root, "ran"))
 }

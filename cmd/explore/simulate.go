@@ -306,7 +306,7 @@ func finishSim(stdout, stderr io.Writer, cmd string, s *simSummary, asJSON bool,
 	} else {
 		writeSimText(stdout, s, violated, runs)
 		for _, p := range files {
-			fmt.Fprintln(stdout, "wrote", p)
+			fmt.Fprintln(stdout, "wrote", counterexamples.ShellQuote(p))
 		}
 	}
 	if writeErr != nil {
