@@ -3,8 +3,10 @@ package counterexamples
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -168,8 +170,13 @@ func Regen(dir, displayDir string, check bool) ([]string, error) {
 // Once the files are being written it finishes them.
 func RegenContext(ctx context.Context, dir, displayDir string, check bool) ([]string, error) {
 	st, err := os.Stat(dir)
-	if err != nil || !st.IsDir() {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("folder %s not found (run from the repository root, or pass -dir)", dir)
+	case err != nil:
+		return nil, fmt.Errorf("folder %s: %v", dir, err)
+	case !st.IsDir():
+		return nil, fmt.Errorf("%s is not a folder: want the folder of counterexample files (run from the repository root, or pass -dir)", dir)
 	}
 	found, err := GenerateContext(ctx, displayDir)
 	if err != nil {

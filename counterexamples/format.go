@@ -43,6 +43,7 @@
 package counterexamples
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -151,6 +152,19 @@ func (f *File) StepLine(seq int) int {
 // *ParseError naming the line; Parse never panics. It checks the form only:
 // whether the trace still replays and shows its violation is Replay's job.
 func Parse(text string) (*File, error) {
+	f, err := parse(text)
+	var pe *ParseError
+	if err != nil && text != "" && !strings.HasSuffix(text, "\n") && errors.As(err, &pe) &&
+		pe.Line == strings.Count(text, "\n")+1 && !strings.HasPrefix(pe.Msg, "the file ends") {
+		// the error is on the last line, which has no newline: every file
+		// written ends with one, so the line was cut (a design line cut
+		// to "plai" is a truncation, not an unknown storage)
+		pe.Msg = "the file ends inside this line (no final newline: truncated?): " + pe.Msg
+	}
+	return f, err
+}
+
+func parse(text string) (*File, error) {
 	if len(text) > MaxFileBytes {
 		return nil, errAt(1, "file is %d bytes, more than the %d a counterexample may have", len(text), MaxFileBytes)
 	}

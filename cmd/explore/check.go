@@ -304,7 +304,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	if a.json {
 		if err := writeCheckJSON(stdout, &a, rep, violated, lins, peak, files); err != nil {
-			fmt.Fprintln(stderr, "explore check:", err)
+			if !outputLost(stdout) { // else run says so, once
+				fmt.Fprintln(stderr, "explore check:", err)
+			}
 			return exitUsage
 		}
 	} else {

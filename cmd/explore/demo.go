@@ -60,6 +60,12 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 
 func runDesigns(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("designs", stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: explore designs")
+		fmt.Fprintln(stderr, "Lists every design axis and its values, every parameter (name=value after the axes, with its range and")
+		fmt.Fprintln(stderr, "default), the fault families and the presets (demo1 … demo6 and the named designs), for -design NAME.")
+		fmt.Fprintln(stderr, "No flags. Exit codes: 0 listed, 2 bad input.")
+	}
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}

@@ -123,7 +123,9 @@ func runFix(args []string, stdout, stderr io.Writer) int {
 	}
 	if a.json {
 		if err := writeFixJSON(stdout, &a, rep); err != nil {
-			fmt.Fprintln(stderr, "explore fix:", err)
+			if !outputLost(stdout) { // else run says so, once
+				fmt.Fprintln(stderr, "explore fix:", err)
+			}
 			return exitUsage
 		}
 		return code

@@ -30,7 +30,7 @@ func runLibraries(args []string, stdout, stderr io.Writer) int {
 	}
 	var readme string
 	if *write != "" {
-		data, err := readLimited(*write, 4<<20)
+		data, err := readLimited(*write, 4<<20, "a README with the table's markers")
 		if err == nil {
 			readme = string(data)
 			_, err = reality.TableSection(readme)

@@ -53,7 +53,12 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
-		usage(stdout)
+		w := &checkedWriter{w: stdout}
+		usage(w)
+		if w.err != nil {
+			fmt.Fprintf(stderr, "explore: writing the usage: %v\n", w.err)
+			return exitUsage
+		}
 		if len(args) == 0 {
 			return exitUsage
 		}
@@ -161,6 +166,13 @@ func clipWords(s string) string {
 		flush(len(s))
 	}
 	return b.String()
+}
+
+// outputLost reports whether a write to the command's stdout (run's
+// checkedWriter) has failed: run then reports it, and the command need not.
+func outputLost(stdout io.Writer) bool {
+	c, ok := stdout.(*checkedWriter)
+	return ok && c.err != nil
 }
 
 func commandNames() []string {

@@ -121,7 +121,9 @@ func runMatrix(args []string, stdout, stderr io.Writer) int {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
-			fmt.Fprintln(stderr, "explore matrix:", err)
+			if !outputLost(stdout) { // else run says so, once
+				fmt.Fprintln(stderr, "explore matrix:", err)
+			}
 			return exitUsage
 		}
 		return code

@@ -51,7 +51,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		data = b
 	} else {
 		for _, name := range fs.Args() {
-			b, err := readLimited(name, mergeMaxBytes)
+			b, err := readLimited(name, mergeMaxBytes, "a file of shard lines of explore simulate")
 			if err != nil {
 				return bad("%v", err)
 			}

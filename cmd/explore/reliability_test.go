@@ -161,3 +161,63 @@ func TestClipWords(t *testing.T) {
 	require.Equal(t, "x "+strings.Repeat("é", 50)+"…(160 bytes)…"+strings.Repeat("é", 20)+" y", got)
 	require.Equal(t, strings.Repeat("b", maxWord), clipWords(strings.Repeat("b", maxWord)))
 }
+
+// TestSmallerFindings: the small items of the reliability issue, each
+// checked the way a user meets it.
+func TestSmallerFindings(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	require.NoError(t, err)
+	defer full.Close()
+
+	// explore -h on a full disk is not a silent exit 0
+	var errb bytes.Buffer
+	require.Equal(t, exitUsage, run([]string{"-h"}, full, &errb))
+	require.Equal(t, "explore: writing the usage: write /dev/full: no space left on device\n", errb.String())
+
+	// check -json on a full disk says so once
+	errb.Reset()
+	require.Equal(t, exitUsage, run([]string{"check", "-design", "demo4", "-json"}, full, &errb))
+	require.Equal(t, 1, strings.Count(errb.String(), "no space left on device"), errb.String())
+
+	// fix -json answers bad input with {"error"}
+	code, out, _ := runCmd("fix", "-json", "-design", "nope")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, out, `{"error":`)
+
+	// each command names the file it wants
+	dir := t.TempDir()
+	code, _, errs := runCmd("merge", dir)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errs, "not a regular file (a folder): want a file of shard lines of explore simulate")
+	code, _, errs = runCmd("libraries", "-write", dir)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errs, "not a regular file (a folder): want a README with the table's markers")
+	require.NotContains(t, errs, "counterexample")
+
+	// regen -dir FILE: not a folder, not "not found"
+	file := filepath.Join(dir, "f.txt")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
+	code, _, errs = runCmd("regen", "-dir", file)
+	require.Equal(t, exitUsage, code)
+	require.Equal(t, "explore regen: "+file+" is not a folder: want the folder of counterexample files (run from the repository root, or pass -dir)\n", errs)
+
+	// a counterexample cut inside its design line is a truncation
+	text, err := os.ReadFile(demo4File)
+	require.NoError(t, err)
+	cut := filepath.Join(dir, "cut.txt")
+	at := strings.Index(string(text), "/plain") + len("/plai")
+	require.NoError(t, os.WriteFile(cut, text[:at], 0o644))
+	code, _, errs = runCmd("replay", cut)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errs, "cut.txt:3: the file ends inside this line (no final newline: truncated?): unknown storage \"plai\"")
+
+	// more shards than runs: some shards would play nothing
+	code, _, errs = runCmd("simulate", "-shard", "0/2000", "-runs", "50")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errs, "-shard 0/2000 with -runs 50: ")
+
+	// designs -h says what designs does
+	code, out, errs = runCmd("designs", "-h")
+	require.Equal(t, exitOK, code)
+	require.Contains(t, out+errs, "Lists every design axis")
+}

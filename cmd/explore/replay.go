@@ -33,7 +33,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return bad("want one counterexample or scenario file")
 	}
 	name := fs.Arg(0)
-	data, err := readLimited(name, counterexamples.MaxFileBytes)
+	data, err := readLimited(name, counterexamples.MaxFileBytes, "a counterexample or scenario file")
 	if err != nil {
 		return bad(err.Error())
 	}
@@ -113,13 +113,13 @@ func withFile(name, reason string) string {
 // readLimited reads a regular file of at most limit bytes. Anything else
 // (a FIFO, a device, a folder) is refused before it is opened: opening a
 // FIFO would wait for a writer for ever.
-func readLimited(name string, limit int) ([]byte, error) {
+func readLimited(name string, limit int, want string) ([]byte, error) {
 	st, err := os.Stat(name)
 	if err != nil {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s): want a counterexample or scenario file", clip(name), fileKind(st.Mode()))
+		return nil, fmt.Errorf("%s: not a regular file (%s): want %s", clip(name), fileKind(st.Mode()), want)
 	}
 	fh, err := os.Open(name)
 	if err != nil {
@@ -134,7 +134,7 @@ func readLimited(name string, limit int) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
 	if len(data) > limit {
-		return nil, fmt.Errorf("%s: more than %d bytes: not a counterexample file", name, limit)
+		return nil, fmt.Errorf("%s: more than %d bytes: too big for %s", name, limit, want)
 	}
 	return data, nil
 }

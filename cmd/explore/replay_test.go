@@ -78,7 +78,7 @@ func TestReplayBadFile(t *testing.T) {
 	require.NoError(t, os.WriteFile(big, bytes.Repeat([]byte("x"), 5<<20), 0o644))
 	code, _, errs = runCmd("replay", big)
 	require.Equal(t, exitUsage, code)
-	require.Contains(t, errs, "not a counterexample file")
+	require.Contains(t, errs, "more than 4194304 bytes: too big for a counterexample or scenario file")
 }
 
 func TestReplayNotesAStaleFile(t *testing.T) {

@@ -234,7 +234,7 @@ func parseFileAndFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (file 
 // readScenario reads FILE, or, when no such file exists, the demo it names
 // (demo2, or 2).
 func readScenario(name string) (string, error) {
-	data, err := readLimited(name, reproduceMaxBytes)
+	data, err := readLimited(name, reproduceMaxBytes, "a counterexample or scenario file")
 	if err == nil {
 		return string(data), nil
 	}

@@ -152,7 +152,7 @@ func checkServeAddr(addr string, public bool) error {
 // its trace, and the step to open on (a counterexample's violation, a
 // scenario's end).
 func serveFile(name string) (string, []model.Action, int, error) {
-	data, err := readLimited(name, counterexamples.MaxFileBytes)
+	data, err := readLimited(name, counterexamples.MaxFileBytes, "a counterexample or scenario file")
 	if err != nil {
 		return "", nil, 0, err
 	}

@@ -108,6 +108,9 @@ func parseSimArgs(args []string) (a simArgs, help bool, usage string, err error)
 	if a.shard, err = parseShard(*shardFlag); err != nil {
 		return a, false, usage, err
 	}
+	if a.shard.count > *runs {
+		return a, false, usage, fmt.Errorf("-shard %d/%d with -runs %d: %d shards of %d runs leave shards with no run; want n from 1 to -runs", a.shard.index, a.shard.count, *runs, a.shard.count, *runs)
+	}
 	a.name, a.design, a.seed, a.runs, a.depth, a.swarm, a.workers = strings.TrimSpace(*name), d, *seed, *runs, *depth, *swarm, *workers
 	a.json, a.out = *asJSON || a.shard.count > 1, *out
 	return a, false, usage, nil
