@@ -11,10 +11,10 @@ import (
 // a command pasted from a file's regenerate: or replay: line names the
 // folder it was written in and runs nothing else: s itself when every
 // character is plain (letters, digits, _ - . / : @ % + = , and printable
-// non-ASCII), 's' (a ' as '\'') when it has other printable characters
-// (a space, $, `, a quote), and bash's $'…' with escapes when it has a
-// control character (a newline) or bytes that are not UTF-8, which also
-// keeps the header on one line.
+// non-ASCII), 's' (a quote in s closed, escaped, reopened) when it has
+// other printable characters (a space, $, `, a quote), and bash's $'…'
+// with escapes when it has a control character (a newline) or bytes that
+// are not UTF-8, which also keeps the header on one line.
 func ShellQuote(s string) string {
 	plain, printable := s != "", utf8.ValidString(s)
 	for _, r := range s {
