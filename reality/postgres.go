@@ -2,6 +2,8 @@ package reality
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -21,7 +23,9 @@ import (
 // A database row lock design (lock=db) is played on a PostgreSQL of the
 // run's own (Debian's postgresql: initdb and postgres in a temporary
 // directory, on a free loopback port; as root they run as the postgres
-// user, since both refuse to run as root) with github.com/jackc/pgx/v5.
+// user, since both refuse to run as root; every connection, TCP or Unix
+// socket, needs the process's own random password) with
+// github.com/jackc/pgx/v5.
 // The lock is the row locks(id=42), taken with BEGIN; SELECT … FOR UPDATE
 // NOWAIT in the client's lock session; the counter is the row orders(42).
 // With tx=inside the job reads and updates the counter in the lock's
@@ -100,7 +104,16 @@ func StartPostgres(ctx context.Context) (*PostgresServer, error) {
 	os.Chmod(dir, 0o755)
 	data := filepath.Join(dir, "data")
 	out := &syncBuffer{}
-	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions")
+	// password authentication (SCRAM) on every connection, TCP and the
+	// Unix socket alike: with trust, any local user could connect to the
+	// test's server while it runs. The password is this process's own
+	// (pgPassword), given to initdb in a file of the server's folder.
+	pwfile := filepath.Join(dir, "pwfile")
+	if err := os.WriteFile(pwfile, []byte(pgPassword+"\n"), 0o600); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=scram-sha-256", "--pwfile="+pwfile, "-E", "UTF8", "--no-sync", "--no-instructions")
 	initdb.Stdout, initdb.Stderr = out, out
 	if err := asPostgres(initdb, dir); err != nil {
 		os.RemoveAll(dir)
@@ -110,6 +123,7 @@ func StartPostgres(ctx context.Context) (*PostgresServer, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("initdb: %v: %s", err, lastLine(out.String()))
 	}
+	os.Remove(pwfile)
 	port, err := freePort()
 	if err != nil {
 		os.RemoveAll(dir)
@@ -158,8 +172,19 @@ func (s *PostgresServer) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.po
 func (s *PostgresServer) URL(app string) string { return pgURL(s.Addr(), app) }
 
 func pgURL(addr, app string) string {
-	return "postgres://postgres@" + addr + "/postgres?sslmode=disable&application_name=" + app
+	return "postgres://postgres:" + pgPassword + "@" + addr + "/postgres?sslmode=disable&application_name=" + app
 }
+
+// pgPassword is the password of the postgres user on the servers this
+// process starts: random, in memory only (the servers' and their clients'
+// connections are all made by this process).
+var pgPassword = func() string {
+	b := make([]byte, 16)
+	if _, err := crand.Read(b); err != nil {
+		panic("reality: no random bytes for the PostgreSQL password: " + err.Error())
+	}
+	return hex.EncodeToString(b)
+}()
 
 // Stop shuts the server down (fast shutdown, then SIGKILL) and removes its
 // directory.
