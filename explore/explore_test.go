@@ -335,21 +335,34 @@ func TestBoundsGiveIncomplete(t *testing.T) {
 }
 
 // Progress reports come while the search runs, and their counts only grow.
+// The search waits at the end of its first level until a report has come
+// (up to a minute), so that a search that ends before its first report is
+// a failure, never a skip.
 func TestProgress(t *testing.T) {
 	defer func(d time.Duration) { progressInterval = d }(progressInterval)
 	progressInterval = time.Millisecond
 	var got []Progress
 	var mu sync.Mutex
+	first := make(chan struct{})
+	var once sync.Once
+	defer func() { levelDone = nil }()
+	levelDone = func(int) {
+		select {
+		case <-first:
+		case <-time.After(time.Minute):
+		}
+	}
 	d := design(t, "redis/cad/rw/max-token,clock=free,horizon=12")
 	r := check(t, Config{Design: d, Bounds: Bounds{Workers: 2}, Progress: func(p Progress) {
 		mu.Lock()
 		got = append(got, p)
 		mu.Unlock()
+		once.Do(func() { close(first) })
 	}})
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) == 0 {
-		t.Skip("the search ended before the first report")
+		t.Fatal("no progress report while the search ran")
 	}
 	for i, p := range got {
 		if p.States > r.Stats.Distinct || p.Transitions > r.Stats.Transitions || p.Depth > r.Stats.Depth {

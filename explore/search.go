@@ -379,6 +379,9 @@ func (e *engine) run() error {
 			depth++
 			e.depth.Store(int64(depth))
 		}
+		if levelDone != nil {
+			levelDone(depth)
+		}
 		e.base = uint32(lv.start)
 		if err := e.next.flush(true, &e.pool); err != nil {
 			return err
@@ -1064,6 +1067,12 @@ func (e *engine) overMemory(units, steps, fresh int64) bool {
 
 // progressInterval is how often Config.Progress is called.
 var progressInterval = time.Second
+
+// levelDone, when not nil, is called after each finished level, from the
+// search's goroutine (a test seam: TestProgress holds the search there
+// until a progress report has come, so that a fast machine cannot end the
+// search before the first one).
+var levelDone func(depth int)
 
 func (e *engine) progressLoop(f func(Progress), stop <-chan struct{}) {
 	t := time.NewTicker(progressInterval)
