@@ -239,13 +239,14 @@ func TestRandomSchedulesAgree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		played := 0
-		for seed := 1; played < seeds && seed <= 20*seeds; seed++ {
-			trace := randomSchedule(&d, uint64(seed))
-			if d.NodeCrashes > 0 && !slices.ContainsFunc(trace, func(a model.Action) bool { return a.Kind == model.ActNodeCrash }) {
-				continue // these designs are here for their node crashes
-			}
-			played++
+		picked, err := scheduleSeeds(&d, seeds, d.NodeCrashes > 0)
+		if err != nil {
+			// a design here for its node crashes whose seeds never crash
+			// the node would pass having tested nothing
+			t.Errorf("%s: %v", name, err)
+		}
+		for _, seed := range picked {
+			trace := randomSchedule(&d, seed)
 			t.Run(fmt.Sprintf("%s/seed%d", name, seed), func(t *testing.T) {
 				sc := &model.Scenario{Design: d, DesignName: name, Trace: trace}
 				in, err := Load(fmt.Sprintf("random schedule (seed %d)", seed), sc.Format())
@@ -257,6 +258,46 @@ func TestRandomSchedulesAgree(t *testing.T) {
 					t.Fatalf("reality differs from the model on this schedule:\n%s\n%s", model.FormatTrace(trace), c.Text())
 				}
 			})
+		}
+	}
+}
+
+// scheduleSeeds picks the seeds TestRandomSchedulesAgree plays for design
+// d: the first want from 1 or, when crash is set, the first want whose
+// schedule crashes the lock node, among seeds 1 to 20×want. Fewer than
+// want is an error: the design would be played without the fault it is
+// there for.
+func scheduleSeeds(d *model.Design, want int, crash bool) ([]uint64, error) {
+	var seeds []uint64
+	for seed := uint64(1); len(seeds) < want && seed <= uint64(20*want); seed++ {
+		if crash && !slices.ContainsFunc(randomSchedule(d, seed), func(a model.Action) bool { return a.Kind == model.ActNodeCrash }) {
+			continue
+		}
+		seeds = append(seeds, seed)
+	}
+	if len(seeds) < want {
+		return seeds, fmt.Errorf("%d of the %d seeds wanted have a schedule with a node crash (seeds 1 to %d tried)", len(seeds), want, 20*want)
+	}
+	return seeds, nil
+}
+
+// TestScheduleSeedsNeedTheirFault: a node-crash design whose schedules
+// never crash the node is an error, not a pass that played nothing.
+func TestScheduleSeedsNeedTheirFault(t *testing.T) {
+	d, err := model.ParseDesign("redis/cad/rw/max-token,pauses=0,horizon=16") // no node crash to draw
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seeds, err := scheduleSeeds(&d, 2, true); err == nil || len(seeds) != 0 {
+		t.Fatalf("seeds %v, error %v: want none and an error", seeds, err)
+	}
+	for _, name := range nodeCrashDesigns {
+		d, err := model.ParseDesign(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := scheduleSeeds(&d, 1, true); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }
