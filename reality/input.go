@@ -45,7 +45,7 @@ func Load(source, text string) (*Input, error) {
 		return nil, fmt.Errorf("%s: no steps to play (want action lines after the design line)", source)
 	}
 	if err := Playable(&in.Design); err != nil {
-		return nil, fmt.Errorf("%s: %v", source, err)
+		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	run, err := model.Replay(&in.Design, in.Trace)
 	if err != nil {
@@ -60,7 +60,8 @@ func Load(source, text string) (*Input, error) {
 	}
 	for _, st := range run.Steps { // the real clients hold only writes in the network
 		if st.Action.Kind == model.ActDelay && model.RequestKind(&in.Design, &st) != model.ActWrite {
-			return nil, fmt.Errorf("%s: step %d (%s) holds a request other than a write, which is not played for real yet (real runs hold writes only)", source, st.Seq, st.Action)
+			return nil, fmt.Errorf("%s: %w", source, &NotPlayable{Design: in.Design.Name(),
+				Because: fmt.Sprintf("step %d (%s) holds a request other than a write, and real runs hold writes only", st.Seq, st.Action)})
 		}
 	}
 	return in, nil

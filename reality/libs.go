@@ -386,7 +386,7 @@ func ForClient(in *Input, client string) (*Input, string, error) {
 	}
 	if how == "" {
 		if err := CheckClient(client, &in.Design); err != nil {
-			return nil, "", err
+			return nil, "", clientRefusal(&in.Design, client, err)
 		}
 		if client == ClientRedsync && d.Lock == model.LockRedlock {
 			run, err := model.Replay(&d, trace)
@@ -394,13 +394,13 @@ func ForClient(in *Input, client string) (*Input, string, error) {
 				return nil, "", fmt.Errorf("%s: %v", in.Source, err)
 			}
 			if err := checkAttempts(&d, run); err != nil {
-				return nil, "", fmt.Errorf("%s: %v", in.Source, err)
+				return nil, "", fmt.Errorf("%s: %w", in.Source, notPlayable(&d, client, err))
 			}
 		}
 		return in, "", nil
 	}
 	if err := CheckClient(client, &d); err != nil {
-		return nil, "", fmt.Errorf("%s adapted for %s (%s): %v", in.Source, client, how, err)
+		return nil, "", fmt.Errorf("%s adapted for %s (%s): %w", in.Source, client, how, clientRefusal(&d, client, err))
 	}
 	if err := d.Validate(); err != nil {
 		return nil, "", fmt.Errorf("%s adapted for %s (%s): %v", in.Source, client, how, err)

@@ -198,15 +198,15 @@ func window(d *model.Design, tick time.Duration) time.Duration {
 	return tick/2 - 2*time.Millisecond
 }
 
-// Playable reports whether the design can be played for real: one Redis
+// playable reports whether the design can be played for real: one Redis
 // node with every acquire, release, fence, storage, check, wait and renewal
 // choice and lock-node crashes and restarts; a primary and a replica with
 // replicate and failover steps (replica.go); Redlock on N nodes
 // (redlock.go); an etcd lease lock; ZooKeeper (zookeeper.go); a PostgreSQL
 // row lock (postgres.go); with the client faults (pause, slow, crash,
 // delay). Clock jumps, partitions, lost replies and client clock jumps are
-// not played.
-func Playable(d *model.Design) error {
+// not played. Playable (playable.go) turns its refusal into a NotPlayable.
+func playable(d *model.Design) error {
 	if d.Lock == model.LockDB {
 		if err := dbOK(d); err != nil {
 			return err

@@ -93,7 +93,11 @@ func LibraryRows() ([]*LibRow, error) {
 			}
 			row := &LibRow{Client: cl, Fault: tc.fault, Storage: tc.storage, Name: tc.name}
 			if row.In, row.How, err = ForClient(in, cl); err != nil {
-				row.NotPlayed, row.In = err.Error(), in
+				np, ok := IsNotPlayable(err)
+				if !ok { // not a client's limit: a broken row
+					return nil, err
+				}
+				row.NotPlayed, row.In = tc.name+": "+np.Because, in
 			}
 			rows = append(rows, row)
 		}

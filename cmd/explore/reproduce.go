@@ -38,7 +38,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 	client := fs.String("client", reality.ClientReference, "the lock client: "+strings.Join(reality.ClientNames, ", ")+" (a library plays the schedule through its public API; a fenced Redis design takes its token from INCR after the library's lock, and etcd-mutex plays a Redis design on etcd)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: explore reproduce [flags] FILE   (a scenario file such as model/scenarios/demo2.txt, demo1…demo6, or a counterexample file)")
-		fmt.Fprintln(stderr, "exit 0: model and reality agree; 1: they differ; 2: bad input; 3: not judged (no server, the machine could not keep the timing, or SIGINT/SIGTERM stopped the run)")
+		fmt.Fprintln(stderr, "exit 0: model and reality agree; 1: they differ; 2: bad input; 3: not judged (the design cannot be played for real, no server, the machine could not keep the timing, or SIGINT/SIGTERM stopped the run)")
 		fs.PrintDefaults()
 	}
 	file, code, ok := parseFileAndFlags(fs, args, stdout)
@@ -69,15 +69,23 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 		return failUsage(stdout, stderr, "reproduce", *asJSON, err.Error())
 	}
 	in, err := reality.Load(file, text)
+	if err == nil {
+		var how string
+		if in, how, err = reality.ForClient(in, *client); err == nil && how != "" {
+			fmt.Fprintf(stderr, "explore reproduce: for -client %s the design becomes %s (%s)\n", *client, in.Design.Name(), how)
+		}
+	}
+	if _, ok := reality.IsNotPlayable(err); ok {
+		// a sound file that real runs do not play: not judged, not bad input
+		msg := oneLine(err.Error())
+		fmt.Fprintln(stderr, "explore reproduce:", msg)
+		if *asJSON {
+			writeJSONError(stdout, msg)
+		}
+		return exitIncomplete
+	}
 	if err != nil {
 		return failUsage(stdout, stderr, "reproduce", *asJSON, err.Error())
-	}
-	in, how, err := reality.ForClient(in, *client)
-	if err != nil {
-		return failUsage(stdout, stderr, "reproduce", *asJSON, err.Error())
-	}
-	if how != "" {
-		fmt.Fprintf(stderr, "explore reproduce: for -client %s the design becomes %s (%s)\n", *client, in.Design.Name(), how)
 	}
 	if *tick == 0 {
 		*tick = reality.DefaultTickFor(&in.Design)

@@ -13,6 +13,38 @@ import (
 	"lockcheck/reality"
 )
 
+// TestReproduceNotPlayable: a sound file that real runs do not play is
+// "cannot be played for real, because …", exit 3 (not judged), for the
+// design itself and for a library client.
+func TestReproduceNotPlayable(t *testing.T) {
+	dir := t.TempDir()
+	part := dir + "/part.txt"
+	require.NoError(t, os.WriteFile(part, []byte("design redis/cad/none/plain,partitions=1\nA acquire\n"), 0o644))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{part}, "part.txt: design redis/cad/none/plain,partitions=1 cannot be played for real, because partitions"},
+		{[]string{"-client", "redislock", "demo4"}, "design redis/del/none/plain,pauses=0,slow=1 with client redislock cannot be played for real, because client redislock releases with a check-and-delete"},
+	} {
+		for _, asJSON := range []bool{false, true} {
+			args := append([]string{"reproduce"}, c.args...)
+			if asJSON {
+				args = append(args, "-json")
+			}
+			code, out, errs := runCmd(args...)
+			require.Equal(t, exitIncomplete, code, "%v: %s", args, errs)
+			require.Equal(t, 1, strings.Count(errs, "\n"), errs)
+			require.Contains(t, errs, c.want, args)
+			if asJSON {
+				require.Contains(t, out, `{"error":`)
+			} else {
+				require.Empty(t, out)
+			}
+		}
+	}
+}
+
 func TestReproduceBadInput(t *testing.T) {
 	dir := t.TempDir()
 	bad := dir + "/bad.txt"
@@ -21,8 +53,6 @@ func TestReproduceBadInput(t *testing.T) {
 	require.NoError(t, err)
 	cut := dir + "/demo2-cut.txt" // demo2 cut after its pause: no lost update any more
 	require.NoError(t, os.WriteFile(cut, demo2[:strings.Index(string(demo2), "A pause 14")+len("A pause 14\n")], 0o644))
-	zk := dir + "/zk.txt"
-	require.NoError(t, os.WriteFile(zk, []byte("design redis/cad/none/plain,partitions=1\nA acquire\n"), 0o644))
 	for _, c := range []struct {
 		args []string
 		want string
@@ -30,7 +60,6 @@ func TestReproduceBadInput(t *testing.T) {
 		{[]string{"reproduce"}, "want one scenario or counterexample file"},
 		{[]string{"reproduce", dir + "/missing.txt"}, "no such file"},
 		{[]string{"reproduce", bad}, `unknown verb "fly"`},
-		{[]string{"reproduce", zk}, "not played for real"},
 		{[]string{"reproduce", cut}, "demo2-cut.txt: the model's replay does not give what the file expects (line 9: expected exclusive violated; "},
 		{[]string{"reproduce", "-tick", "5ms", "demo2"}, "want whole milliseconds from 10ms to 10s"},
 		{[]string{"reproduce", "demo2", "-tick", "1500us"}, "want whole milliseconds"},
