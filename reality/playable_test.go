@@ -62,4 +62,12 @@ func TestNotPlayableWords(t *testing.T) {
 	if err := Playable(&d); err != nil {
 		t.Fatal(err)
 	}
+	// the sweep found a Redlock client skipping the external counter's INCR
+	d, err = model.ParseDesign("redlock/cad/rw/max-token,counter=external,nodes=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if np, ok := IsNotPlayable(Playable(&d)); !ok || !strings.Contains(np.Because, "counter=external") {
+		t.Fatalf("%v", np)
+	}
 }
