@@ -66,7 +66,7 @@ type PostgresServer struct {
 
 // asPostgres runs cmd as the postgres user when we are root.
 func asPostgres(cmd *exec.Cmd, dir string) error {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true} // Setpgid: see Server.run
 	if os.Geteuid() != 0 {
 		return nil
 	}

@@ -152,7 +152,12 @@ func (s *Server) run(ctx context.Context) error {
 	p := &proc{cmd: exec.Command(s.bin, s.args...), done: make(chan struct{})}
 	p.cmd.Stdout = s.out
 	p.cmd.Stderr = s.out
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	// a process group of its own: a Ctrl-C at the terminal signals the
+	// whole foreground group, and the server must not die under a run
+	// that is still stopping (a step's request refused before the run
+	// hears the signal); the run stops it itself, and the parent-death
+	// signal ends it if the run is killed outright
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
 	if err := p.cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %v", s.bin, err)
 	}

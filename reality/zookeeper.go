@@ -84,7 +84,7 @@ func StartZooKeeper(ctx context.Context) (*ZooKeeperServer, error) {
 	s := &ZooKeeperServer{addr: "127.0.0.1:" + strconv.Itoa(port), dir: dir, done: make(chan struct{}), out: &syncBuffer{}}
 	s.cmd = exec.Command(java, "-Xmx128m", "-cp", ZooKeeperJar, "org.apache.zookeeper.server.ZooKeeperServerMain", filepath.Join(dir, "zoo.cfg"))
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true} // Setpgid: see Server.run
 	if err := s.cmd.Start(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start ZooKeeper: %v", err)
