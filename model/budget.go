@@ -117,9 +117,11 @@ func KeepBudget(d *Design, from *Design, keys map[string]bool) {
 // budgetUsed reports whether the fault whose parameter name is has a
 // budget in d (parameters of no fault always count as used).
 func budgetUsed(d *Design, name string) bool {
-	for _, f := range faultParams {
-		if f.param == name {
-			return f.budgetOf(d) > 0
+	for _, f := range budgetOrder {
+		for _, p := range faultTable[f].params {
+			if p == name {
+				return f.Budget(d) > 0
+			}
 		}
 	}
 	return true

@@ -467,6 +467,62 @@ func placeAxis(name, fault string) axis {
 	}}
 }
 
+// wordParam is a parameter of a design name that takes a word (or a path
+// part): its axis, the design's field, and the lock services it applies to
+// (nil: every one; set elsewhere, it is an error).
+type wordParam struct {
+	axis  axis
+	field func(*Design) *uint8
+	locks []LockKind
+	place bool // a fault placement (pause-at=…): where its fault may fall
+}
+
+// pathParts are a design name's lock/release/fence/storage.
+var pathParts = [4]wordParam{
+	{lockAxis, func(d *Design) *uint8 { return (*uint8)(&d.Lock) }, nil, false},
+	{releaseAxis, func(d *Design) *uint8 { return (*uint8)(&d.Release) }, nil, false},
+	{fenceAxis, func(d *Design) *uint8 { return (*uint8)(&d.Fence) }, nil, false},
+	{storageAxis, func(d *Design) *uint8 { return (*uint8)(&d.Storage) }, nil, false},
+}
+
+// wordParams are the parameters that take a word, in the order a name
+// writes them (the planted bug before the faults' placements).
+var wordParams = []wordParam{
+	{acquireAxis, func(d *Design) *uint8 { return (*uint8)(&d.Acquire) }, []LockKind{LockRedis, LockReplica}, false},
+	{clockAxis, func(d *Design) *uint8 { return (*uint8)(&d.Clock) }, nil, false},
+	{quorumAxis, func(d *Design) *uint8 { return (*uint8)(&d.Quorum) }, []LockKind{LockRedlock}, false},
+	{checkAxis, func(d *Design) *uint8 { return (*uint8)(&d.Check) }, nil, false},
+	{waitAxis, func(d *Design) *uint8 { return (*uint8)(&d.Wait) }, []LockKind{LockRedis, LockReplica}, false},
+	{txAxis, func(d *Design) *uint8 { return (*uint8)(&d.Tx) }, []LockKind{LockDB}, false},
+	{reenterAxis, func(d *Design) *uint8 { return (*uint8)(&d.Reenter) }, []LockKind{LockRedis, LockReplica}, false},
+	{counterAxis, func(d *Design) *uint8 { return (*uint8)(&d.Counter) }, []LockKind{LockRedlock, LockDB}, false},
+	{watchdogAxis, func(d *Design) *uint8 { return (*uint8)(&d.Watchdog) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock}, false},
+	{valueAxis, func(d *Design) *uint8 { return (*uint8)(&d.Value) }, nil, false},
+	{ackAxis, func(d *Design) *uint8 { return (*uint8)(&d.Ack) }, []LockKind{LockReplica}, false},
+	{bugAxis, func(d *Design) *uint8 { return (*uint8)(&d.Bug) }, nil, false},
+	{partitionAxis, func(d *Design) *uint8 { return (*uint8)(&d.Partition) }, nil, false},
+	{pauseAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.PauseAt) }, nil, true},
+	{delayAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.DelayAt) }, nil, true},
+	{loseAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.LoseAt) }, nil, true},
+	{crashAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.CrashAt) }, nil, true},
+}
+
+// atDefault reports whether d's parameter name is at its default (a
+// derived default for the derived ones, the first word for a word).
+func atDefault(d *Design, name string) bool {
+	for _, w := range wordParams {
+		if w.axis.name == name {
+			return *w.field(d) == 0
+		}
+	}
+	for _, p := range intParams {
+		if p.name == name {
+			return *p.field(d) == derivedDefault(d, p.name, p.def)
+		}
+	}
+	return true
+}
+
 // intParam is a numeric parameter of a design name.
 type intParam struct {
 	name     string
@@ -474,71 +530,47 @@ type intParam struct {
 	def      int
 	field    func(*Design) *int
 	doc      string
+	locks    []LockKind // the lock services it applies to (nil: every one); set elsewhere, it is an error
 }
 
 var intParams = []intParam{
-	{"ttl", 1, MaxWaitTicks, 10, func(d *Design) *int { return &d.TTLTicks }, "key TTL in ticks (PX)"},
-	{"work", 0, MaxWaitTicks, 2, func(d *Design) *int { return &d.WorkTicks }, "ticks between read and write"},
-	{"clients", 1, MaxClients, 3, func(d *Design) *int { return &d.Clients }, "clients, each running jobs= jobs"},
-	{"jobs", 1, MaxJobs, 1, func(d *Design) *int { return &d.Jobs }, "jobs each client runs, one after another (each job one increment)"},
-	{"horizon", 1, MaxHorizonTicks, 40, func(d *Design) *int { return &d.HorizonTicks }, "last tick"},
-	{"token", 1, 1000, 1, func(d *Design) *int { return &d.FirstToken }, "first fencing token"},
-	{"pauses", 0, 3, 1, func(d *Design) *int { return &d.Pauses }, "fault budget: pauses per run"},
-	{"max-pause", 1, MaxWaitTicks, 15, func(d *Design) *int { return &d.MaxPauseTicks }, "longest pause in ticks"},
-	{"slow", 0, MaxClients, 0, func(d *Design) *int { return &d.SlowJobs }, "fault budget: slow jobs per run"},
-	{"slow-work", 1, MaxWaitTicks, 12, func(d *Design) *int { return &d.SlowWorkTicks }, "work ticks of a slow job"},
-	{"crashes", 0, MaxClients, 0, func(d *Design) *int { return &d.Crashes }, "fault budget: client crashes per run"},
-	{"restarts", 0, 2, 0, func(d *Design) *int { return &d.Restarts }, "fault budget: a client crashes and its supervisor restarts it at once: a new process (a new lock value) runs the crashed job again"},
-	{"nodes", 3, MaxNodes, 5, func(d *Design) *int { return &d.Nodes }, "redlock: independent Redis nodes"},
-	{"drift", 0, 10, 1, func(d *Design) *int { return &d.DriftTicks }, "clock drift allowance in the validity (redlock, check=validity)"},
-	{"failovers", 0, 1, 1, func(d *Design) *int { return &d.Failovers }, "replica: fault budget of failovers"},
-	{"node-crashes", 0, 2, 0, func(d *Design) *int { return &d.NodeCrashes }, "fault budget: lock-node crashes (redis, replica primary, redlock)"},
-	{"restart", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.RestartTicks }, "ticks a crashed node stays down"},
-	{"persist", 0, 1, 0, func(d *Design) *int { return &d.Persist }, "1: a crashed node keeps its keys and fence counter"},
-	{"fsync", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.FsyncTicks }, "persist=1: the append-only file is fsynced every N ticks (1: appendfsync everysec), a crash loses the writes since (the key and the fence counter apart); 0: every write (appendfsync always)"},
-	{"jumps", 0, 2, 0, func(d *Design) *int { return &d.ClockJumps }, "fault budget: lock-node clock jumps (redis, replica, redlock)"},
-	{"jump", 1, MaxWaitTicks, 5, func(d *Design) *int { return &d.JumpTicks }, "ticks a node's clock jumps forward"},
-	{"renew", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.RenewTicks }, "watchdog/keep-alive: extend the TTL every k ticks (0: none)"},
-	{"session", 1, MaxWaitTicks, 10, func(d *Design) *int { return &d.SessionTicks }, "zookeeper: session timeout in ticks"},
-	{"delays", 0, 3, 0, func(d *Design) *int { return &d.Delays }, "fault budget: requests held in the network (delay-at= says which)"},
-	{"max-delay", 1, MaxWaitTicks, 15, func(d *Design) *int { return &d.MaxDelayTicks }, "longest network delay of a request"},
-	{"partitions", 0, 2, 0, func(d *Design) *int { return &d.Partitions }, "fault budget: partitions (partition= says from what)"},
-	{"partition-ticks", 1, MaxWaitTicks, 15, func(d *Design) *int { return &d.PartitionTicks }, "how long a partition lasts"},
-	{"losses", 0, 2, 0, func(d *Design) *int { return &d.Losses }, "fault budget: requests applied whose reply is lost (the client resends after timeout)"},
-	{"timeout", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.TimeoutTicks }, "ticks a client waits for a reply before it resends (0: for ever)"},
-	{"client-jumps", 0, 2, 0, func(d *Design) *int { return &d.ClientJumps }, "fault budget: jumps of a client's own clock (check=validity, redlock)"},
-	{"client-jump", -MaxWaitTicks, MaxWaitTicks, -5, func(d *Design) *int { return &d.ClientJumpTicks }, "ticks a client's clock jumps (negative: back, it thinks less time passed)"},
-	{"storage-failovers", 0, 1, 0, func(d *Design) *int { return &d.StorageFailovers }, "fault budget: the storage fails over to its asynchronous replica (what it had not received is lost, the highest token too)"},
-	{"hangs", 0, MaxClients, 0, func(d *Design) *int { return &d.Hangs }, "fault budget: workers that hang for good (renew=k; with watchdog=thread their lock is renewed for ever)"},
-	{"lock-delay", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.LockDelayTicks }, "Chubby's lock-delay (redis, etcd): after a holder's key or lease expires, nobody may take the lock for this many ticks (a release frees it at once)"},
-	{"counter-crashes", 0, 2, 0, func(d *Design) *int { return &d.CounterCrashes }, "fault budget: the external fencing counter's node crashes and restarts empty (counter=external)"},
-	{"ack-timeout", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.AckTimeoutTicks }, "ack=wait: WAIT's timeout in ticks from the acquire; a timed-out WAIT returns 0 and the client goes on (0: wait for ever)"},
-	{"stale-reads", 0, 2, 0, func(d *Design) *int { return &d.StaleReads }, "fault budget: reads served by the storage's lagging replica (writes still go to the primary)"},
-}
-
-// kindParams lists, for the parameters that only make sense for some lock
-// services, which ones: setting one elsewhere is an error.
-var kindParams = map[string][]LockKind{
-	"acquire":      {LockRedis, LockReplica},
-	"wait":         {LockRedis, LockReplica},
-	"quorum":       {LockRedlock},
-	"nodes":        {LockRedlock},
-	"failovers":    {LockReplica},
-	"node-crashes": {LockRedis, LockReplica, LockRedlock},
-	"restart":      {LockRedis, LockReplica, LockRedlock},
-	"persist":      {LockRedis, LockReplica, LockRedlock},
-	"fsync":        {LockRedis, LockReplica},
-	"jumps":        {LockRedis, LockReplica, LockRedlock},
-	"jump":         {LockRedis, LockReplica, LockRedlock},
-	"renew":        {LockRedis, LockReplica, LockEtcd, LockRedlock},
-	"session":      {LockZooKeeper},
-	"tx":           {LockDB},
-	"reenter":      {LockRedis, LockReplica},
-	"counter":      {LockRedlock, LockDB},
-	"lock-delay":   {LockRedis, LockEtcd},
-	"watchdog":     {LockRedis, LockReplica, LockEtcd, LockRedlock},
-	"ack":          {LockReplica},
-	"ack-timeout":  {LockReplica},
+	{"ttl", 1, MaxWaitTicks, 10, func(d *Design) *int { return &d.TTLTicks }, "key TTL in ticks (PX)", nil},
+	{"work", 0, MaxWaitTicks, 2, func(d *Design) *int { return &d.WorkTicks }, "ticks between read and write", nil},
+	{"clients", 1, MaxClients, 3, func(d *Design) *int { return &d.Clients }, "clients, each running jobs= jobs", nil},
+	{"jobs", 1, MaxJobs, 1, func(d *Design) *int { return &d.Jobs }, "jobs each client runs, one after another (each job one increment)", nil},
+	{"horizon", 1, MaxHorizonTicks, 40, func(d *Design) *int { return &d.HorizonTicks }, "last tick", nil},
+	{"token", 1, 1000, 1, func(d *Design) *int { return &d.FirstToken }, "first fencing token", nil},
+	{"pauses", 0, 3, 1, func(d *Design) *int { return &d.Pauses }, "fault budget: pauses per run", nil},
+	{"max-pause", 1, MaxWaitTicks, 15, func(d *Design) *int { return &d.MaxPauseTicks }, "longest pause in ticks", nil},
+	{"slow", 0, MaxClients, 0, func(d *Design) *int { return &d.SlowJobs }, "fault budget: slow jobs per run", nil},
+	{"slow-work", 1, MaxWaitTicks, 12, func(d *Design) *int { return &d.SlowWorkTicks }, "work ticks of a slow job", nil},
+	{"crashes", 0, MaxClients, 0, func(d *Design) *int { return &d.Crashes }, "fault budget: client crashes per run", nil},
+	{"restarts", 0, 2, 0, func(d *Design) *int { return &d.Restarts }, "fault budget: a client crashes and its supervisor restarts it at once: a new process (a new lock value) runs the crashed job again", nil},
+	{"nodes", 3, MaxNodes, 5, func(d *Design) *int { return &d.Nodes }, "redlock: independent Redis nodes", []LockKind{LockRedlock}},
+	{"drift", 0, 10, 1, func(d *Design) *int { return &d.DriftTicks }, "clock drift allowance in the validity (redlock, check=validity)", nil},
+	{"failovers", 0, 1, 1, func(d *Design) *int { return &d.Failovers }, "replica: fault budget of failovers", []LockKind{LockReplica}},
+	{"node-crashes", 0, 2, 0, func(d *Design) *int { return &d.NodeCrashes }, "fault budget: lock-node crashes (redis, replica primary, redlock)", []LockKind{LockRedis, LockReplica, LockRedlock}},
+	{"restart", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.RestartTicks }, "ticks a crashed node stays down", []LockKind{LockRedis, LockReplica, LockRedlock}},
+	{"persist", 0, 1, 0, func(d *Design) *int { return &d.Persist }, "1: a crashed node keeps its keys and fence counter", []LockKind{LockRedis, LockReplica, LockRedlock}},
+	{"fsync", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.FsyncTicks }, "persist=1: the append-only file is fsynced every N ticks (1: appendfsync everysec), a crash loses the writes since (the key and the fence counter apart); 0: every write (appendfsync always)", []LockKind{LockRedis, LockReplica}},
+	{"jumps", 0, 2, 0, func(d *Design) *int { return &d.ClockJumps }, "fault budget: lock-node clock jumps (redis, replica, redlock)", []LockKind{LockRedis, LockReplica, LockRedlock}},
+	{"jump", 1, MaxWaitTicks, 5, func(d *Design) *int { return &d.JumpTicks }, "ticks a node's clock jumps forward", []LockKind{LockRedis, LockReplica, LockRedlock}},
+	{"renew", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.RenewTicks }, "watchdog/keep-alive: extend the TTL every k ticks (0: none)", []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock}},
+	{"session", 1, MaxWaitTicks, 10, func(d *Design) *int { return &d.SessionTicks }, "zookeeper: session timeout in ticks", []LockKind{LockZooKeeper}},
+	{"delays", 0, 3, 0, func(d *Design) *int { return &d.Delays }, "fault budget: requests held in the network (delay-at= says which)", nil},
+	{"max-delay", 1, MaxWaitTicks, 15, func(d *Design) *int { return &d.MaxDelayTicks }, "longest network delay of a request", nil},
+	{"partitions", 0, 2, 0, func(d *Design) *int { return &d.Partitions }, "fault budget: partitions (partition= says from what)", nil},
+	{"partition-ticks", 1, MaxWaitTicks, 15, func(d *Design) *int { return &d.PartitionTicks }, "how long a partition lasts", nil},
+	{"losses", 0, 2, 0, func(d *Design) *int { return &d.Losses }, "fault budget: requests applied whose reply is lost (the client resends after timeout)", nil},
+	{"timeout", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.TimeoutTicks }, "ticks a client waits for a reply before it resends (0: for ever)", nil},
+	{"client-jumps", 0, 2, 0, func(d *Design) *int { return &d.ClientJumps }, "fault budget: jumps of a client's own clock (check=validity, redlock)", nil},
+	{"client-jump", -MaxWaitTicks, MaxWaitTicks, -5, func(d *Design) *int { return &d.ClientJumpTicks }, "ticks a client's clock jumps (negative: back, it thinks less time passed)", nil},
+	{"storage-failovers", 0, 1, 0, func(d *Design) *int { return &d.StorageFailovers }, "fault budget: the storage fails over to its asynchronous replica (what it had not received is lost, the highest token too)", nil},
+	{"hangs", 0, MaxClients, 0, func(d *Design) *int { return &d.Hangs }, "fault budget: workers that hang for good (renew=k; with watchdog=thread their lock is renewed for ever)", nil},
+	{"lock-delay", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.LockDelayTicks }, "Chubby's lock-delay (redis, etcd): after a holder's key or lease expires, nobody may take the lock for this many ticks (a release frees it at once)", []LockKind{LockRedis, LockEtcd}},
+	{"counter-crashes", 0, 2, 0, func(d *Design) *int { return &d.CounterCrashes }, "fault budget: the external fencing counter's node crashes and restarts empty (counter=external)", nil},
+	{"ack-timeout", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.AckTimeoutTicks }, "ack=wait: WAIT's timeout in ticks from the acquire; a timed-out WAIT returns 0 and the client goes on (0: wait for ever)", []LockKind{LockReplica}},
+	{"stale-reads", 0, 2, 0, func(d *Design) *int { return &d.StaleReads }, "fault budget: reads served by the storage's lagging replica (writes still go to the primary)", nil},
 }
 
 // kindReleases and kindFences restrict the path parts by lock service.
@@ -596,55 +628,15 @@ func word(a axis, i int) string {
 // of Name gives the same design back.
 func (d Design) Name() string {
 	var b strings.Builder
-	b.WriteString(d.Lock.String())
-	b.WriteByte('/')
-	b.WriteString(d.Release.String())
-	b.WriteByte('/')
-	b.WriteString(d.Fence.String())
-	b.WriteByte('/')
-	b.WriteString(d.Storage.String())
-	if d.Acquire != AcquireScript {
-		b.WriteString(",acquire=" + d.Acquire.String())
+	for i, w := range pathParts {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString(word(w.axis, int(*w.field(&d))))
 	}
-	if d.Clock != ClockUrgent {
-		b.WriteString(",clock=" + d.Clock.String())
-	}
-	if d.Quorum != QuorumMajority {
-		b.WriteString(",quorum=" + d.Quorum.String())
-	}
-	if d.Check != CheckTrust {
-		b.WriteString(",check=" + d.Check.String())
-	}
-	if d.Wait != WaitPoll {
-		b.WriteString(",wait=" + d.Wait.String())
-	}
-	if d.Tx != TxInside {
-		b.WriteString(",tx=" + d.Tx.String())
-	}
-	if d.Reenter != ReenterNone {
-		b.WriteString(",reenter=" + d.Reenter.String())
-	}
-	if d.Counter != CounterService {
-		b.WriteString(",counter=" + d.Counter.String())
-	}
-	if d.Watchdog != WatchdogWorker {
-		b.WriteString(",watchdog=" + d.Watchdog.String())
-	}
-	if d.Value != ValueJob {
-		b.WriteString(",value=" + d.Value.String())
-	}
-	if d.Ack != AckAsync {
-		b.WriteString(",ack=" + d.Ack.String())
-	}
-	if d.Bug != BugNone {
-		b.WriteString(",bug=" + d.Bug.String())
-	}
-	if d.Partition != PartitionService {
-		b.WriteString(",partition=" + d.Partition.String())
-	}
-	for _, w := range placeWords(&d) {
-		if *w.place != PlaceAny {
-			b.WriteString("," + w.axis.name + "=" + w.place.String())
+	for _, w := range wordParams {
+		if v := *w.field(&d); v != 0 {
+			b.WriteString("," + w.axis.name + "=" + word(w.axis, int(v)))
 		}
 	}
 	for _, p := range intParams {
@@ -684,21 +676,12 @@ func ParseDesign(name string) (Design, error) {
 			return Design{}, designErr("design %q: want 4 parts lock/release/fence/storage, got %d (or a preset: %s)", clip(parts[0]), len(segs), strings.Join(PresetNames(), ", "))
 		}
 		d = DefaultDesign()
-		for i, a := range []axis{lockAxis, releaseAxis, fenceAxis, storageAxis} {
-			v, err := a.parse(segs[i])
+		for i, w := range pathParts {
+			v, err := w.axis.parse(segs[i])
 			if err != nil {
 				return Design{}, err
 			}
-			switch i {
-			case 0:
-				d.Lock = LockKind(v)
-			case 1:
-				d.Release = ReleaseMode(v)
-			case 2:
-				d.Fence = FenceMode(v)
-			case 3:
-				d.Storage = StorageMode(v)
-			}
+			*w.field(&d) = uint8(v)
 		}
 	}
 	seen := map[string]bool{}
@@ -733,64 +716,10 @@ func (a axis) parse(s string) (int, error) {
 }
 
 func (d *Design) set(k, v string) error {
-	switch k {
-	case "acquire":
-		i, err := acquireAxis.parse(v)
-		d.Acquire = AcquireMode(i)
-		return err
-	case "clock":
-		i, err := clockAxis.parse(v)
-		d.Clock = ClockMode(i)
-		return err
-	case "bug":
-		i, err := bugAxis.parse(v)
-		d.Bug = Bug(i)
-		return err
-	case "quorum":
-		i, err := quorumAxis.parse(v)
-		d.Quorum = Quorum(i)
-		return err
-	case "check":
-		i, err := checkAxis.parse(v)
-		d.Check = CheckMode(i)
-		return err
-	case "wait":
-		i, err := waitAxis.parse(v)
-		d.Wait = WaitMode(i)
-		return err
-	case "tx":
-		i, err := txAxis.parse(v)
-		d.Tx = TxMode(i)
-		return err
-	case "reenter":
-		i, err := reenterAxis.parse(v)
-		d.Reenter = ReenterMode(i)
-		return err
-	case "watchdog":
-		i, err := watchdogAxis.parse(v)
-		d.Watchdog = WatchdogMode(i)
-		return err
-	case "value":
-		i, err := valueAxis.parse(v)
-		d.Value = ValueMode(i)
-		return err
-	case "ack":
-		i, err := ackAxis.parse(v)
-		d.Ack = AckMode(i)
-		return err
-	case "counter":
-		i, err := counterAxis.parse(v)
-		d.Counter = CounterMode(i)
-		return err
-	case "partition":
-		i, err := partitionAxis.parse(v)
-		d.Partition = PartitionMode(i)
-		return err
-	}
-	for _, w := range placeWords(d) {
+	for _, w := range wordParams {
 		if w.axis.name == k {
 			i, err := w.axis.parse(v)
-			*w.place = Place(i)
+			*w.field(d) = uint8(i)
 			return err
 		}
 	}
@@ -810,12 +739,10 @@ func (d *Design) set(k, v string) error {
 
 // Validate checks every number against its range.
 func (d Design) Validate() error {
-	if int(d.Lock) >= int(numLockKinds) || int(d.Acquire) >= int(numAcquireModes) || int(d.Release) >= int(numReleaseModes) ||
-		int(d.Fence) >= int(numFenceModes) || int(d.Storage) >= int(numStorageModes) || int(d.Clock) >= int(numClockModes) || int(d.Bug) >= int(numBugs) ||
-		int(d.Quorum) >= int(numQuorums) || int(d.Check) >= int(numCheckModes) || int(d.Wait) >= int(numWaitModes) || int(d.Tx) >= int(numTxModes) ||
-		int(d.Reenter) >= int(numReenterModes) || int(d.Counter) >= int(numCounterModes) || int(d.Watchdog) >= int(numWatchdogModes) || int(d.Value) >= int(numValueModes) || int(d.Ack) >= int(numAckModes) || int(d.Partition) >= int(numPartitionModes) ||
-		int(d.PauseAt) >= int(numPlaces) || int(d.DelayAt) >= int(numPlaces) || int(d.LoseAt) >= int(numPlaces) || int(d.CrashAt) >= int(numPlaces) {
-		return designErr("design has an axis value out of range")
+	for _, w := range append(pathParts[:], wordParams...) {
+		if int(*w.field(&d)) >= len(w.axis.values) {
+			return designErr("design has an axis value out of range")
+		}
 	}
 	def := DefaultDesign()
 	for _, p := range intParams {
@@ -829,10 +756,9 @@ func (d Design) Validate() error {
 			}
 		}
 	}
-	words := map[string]bool{"acquire": d.Acquire != AcquireScript, "quorum": d.Quorum != QuorumMajority, "wait": d.Wait != WaitPoll, "tx": d.Tx != TxInside, "reenter": d.Reenter != ReenterNone, "counter": d.Counter != CounterService, "watchdog": d.Watchdog != WatchdogWorker, "ack": d.Ack != AckAsync}
-	for _, k := range []string{"acquire", "quorum", "wait", "tx", "reenter", "counter", "watchdog", "ack"} {
-		if words[k] {
-			if err := d.applies(k); err != nil {
+	for _, w := range wordParams {
+		if *w.field(&d) != 0 {
+			if err := d.applies(w.axis.name); err != nil {
 				return err
 			}
 		}
@@ -854,8 +780,18 @@ func (d Design) Validate() error {
 
 // applies reports an error if parameter name does not apply to d's lock.
 func (d Design) applies(name string) error {
-	kinds, ok := kindParams[name]
-	if !ok {
+	var kinds []LockKind
+	for _, w := range wordParams {
+		if w.axis.name == name {
+			kinds = w.locks
+		}
+	}
+	for _, p := range intParams {
+		if p.name == name {
+			kinds = p.locks
+		}
+	}
+	if kinds == nil {
 		return nil
 	}
 	for _, k := range kinds {
@@ -893,7 +829,10 @@ func joinWords[T fmt.Stringer](xs []T) string {
 }
 
 func paramNames() string {
-	names := []string{"acquire", "clock", "quorum", "check", "wait", "tx", "reenter", "counter", "watchdog", "value", "ack", "bug", "partition", "pause-at", "delay-at", "lose-at", "crash-at"}
+	var names []string
+	for _, w := range wordParams {
+		names = append(names, w.axis.name)
+	}
 	for _, p := range intParams {
 		names = append(names, p.name)
 	}
@@ -913,9 +852,18 @@ func clip(s string) string {
 func DescribeAxes() string {
 	var b strings.Builder
 	b.WriteString("A design name is lock/release/fence/storage[,key=value…], e.g. redis/cad/rw/max-token,ttl=10,work=2\n\n")
-	for _, a := range []axis{lockAxis, releaseAxis, fenceAxis, storageAxis, acquireAxis, clockAxis, quorumAxis, checkAxis, waitAxis, txAxis, reenterAxis, counterAxis, watchdogAxis, valueAxis, ackAxis, partitionAxis, pauseAtAxis, delayAtAxis, loseAtAxis, crashAtAxis, bugAxis} {
+	var axes []axis
+	for _, w := range pathParts {
+		axes = append(axes, w.axis)
+	}
+	for _, w := range wordParams {
+		if w.axis.name != "bug" { // the planted bugs last
+			axes = append(axes, w.axis)
+		}
+	}
+	for i, a := range append(axes, bugAxis) {
 		kind := "path part"
-		if a.name != "lock" && a.name != "release" && a.name != "fence" && a.name != "storage" {
+		if i >= len(pathParts) {
 			kind = "parameter " + a.name + "=…, default " + a.values[0]
 		}
 		fmt.Fprintf(&b, "%s (%s):\n", a.name, kind)

@@ -11,7 +11,7 @@ import "fmt"
 // pauseActions: pauses of 1 … max-pause ticks that delay client i.
 func pauseActions(d *Design, s *State, i int, buf []Action) []Action {
 	c := &s.Clients[i]
-	if int(s.PausesUsed) >= d.Pauses || c.Phase == PhaseArrive || c.Flags&FlagInFlight != 0 || !at(d, s, i, d.PauseAt) {
+	if int(s.Used[FaultPause]) >= d.Pauses || c.Phase == PhaseArrive || c.Flags&FlagInFlight != 0 || !at(d, s, i, d.PauseAt) {
 		return buf
 	}
 	for p := 1; p <= d.MaxPauseTicks; p++ {
@@ -25,7 +25,7 @@ func pauseActions(d *Design, s *State, i int, buf []Action) []Action {
 // slowActions: make client i's job slow, before its read.
 func slowActions(d *Design, s *State, i int, buf []Action) []Action {
 	c := &s.Clients[i]
-	if int(s.SlowUsed) < d.SlowJobs && c.Phase == PhaseRead && c.Flags&FlagSlow == 0 && d.SlowWorkTicks != d.WorkTicks {
+	if int(s.Used[FaultSlow]) < d.SlowJobs && c.Phase == PhaseRead && c.Flags&FlagSlow == 0 && d.SlowWorkTicks != d.WorkTicks {
 		buf = append(buf, Action{Kind: ActSlow, Client: uint8(i)})
 	}
 	return buf
@@ -34,7 +34,7 @@ func slowActions(d *Design, s *State, i int, buf []Action) []Action {
 // crashActions: client i crashes for good.
 // (A crash while a request other than a write is in flight is not drawn.)
 func crashActions(d *Design, s *State, i int, buf []Action) []Action {
-	if int(s.CrashesUsed) < d.Crashes && s.Clients[i].Flags&FlagInFlight == 0 && at(d, s, i, d.CrashAt) {
+	if int(s.Used[FaultCrash]) < d.Crashes && s.Clients[i].Flags&FlagInFlight == 0 && at(d, s, i, d.CrashAt) {
 		buf = append(buf, Action{Kind: ActCrash, Client: uint8(i)})
 	}
 	return buf
@@ -42,21 +42,21 @@ func crashActions(d *Design, s *State, i int, buf []Action) []Action {
 
 // pause freezes client i (its watchdog and heartbeats too) for p ticks.
 func pause(d *Design, s *State, i int, p uint8) {
-	s.PausesUsed++
+	s.Used[FaultPause]++
 	s.Clients[i].Pause(s.Now, p)
 	paused(d, s, i, p)
 }
 
 // slow makes client i's work take slow-work ticks.
 func slow(s *State, i int) {
-	s.SlowUsed++
+	s.Used[FaultSlow]++
 	s.Clients[i].Slow()
 }
 
 // crash ends client i for good; a write already on its way still arrives.
 func crash(d *Design, s *State, i int) {
 	c := &s.Clients[i]
-	s.CrashesUsed++
+	s.Used[FaultCrash]++
 	if c.Phase == PhaseArrive {
 		c.Crash()
 		return
@@ -69,7 +69,7 @@ func crash(d *Design, s *State, i int) {
 // votes).
 func skewActions(d *Design, s *State, i int, buf []Action) []Action {
 	c := &s.Clients[i]
-	if int(s.ClockSkewed) >= d.ClientJumps || !(c.Believes() || c.Asked != 0 || c.Flags&FlagReply != 0) {
+	if int(s.Used[FaultClientJump]) >= d.ClientJumps || !(c.Believes() || c.Asked != 0 || c.Flags&FlagReply != 0) {
 		return buf
 	}
 	return append(buf, Action{Kind: ActSkew, Client: uint8(i)})
@@ -78,7 +78,7 @@ func skewActions(d *Design, s *State, i int, buf []Action) []Action {
 // skew moves client i's clock by client-jump ticks (negative: back).
 func skew(d *Design, s *State, i int) {
 	c := &s.Clients[i]
-	s.ClockSkewed++
+	s.Used[FaultClientJump]++
 	c.Skew = int8(max(-100, min(100, int(c.Skew)+d.ClientJumpTicks)))
 }
 

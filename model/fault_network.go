@@ -36,7 +36,7 @@ func resendable(k ActionKind) bool { return k == ActWrite || k == ActRelease || 
 
 // delayActions: hold client i's next request for 1 … max-delay ticks.
 func delayActions(d *Design, s *State, i int, buf []Action) []Action {
-	if int(s.Delayed) >= d.Delays {
+	if int(s.Used[FaultDelay]) >= d.Delays {
 		return buf
 	}
 	k, ok := delayable(d, s, i, d.DelayAt)
@@ -58,7 +58,7 @@ func delayActions(d *Design, s *State, i int, buf []Action) []Action {
 func delay(d *Design, s *State, i int, p uint8, ev *Event) {
 	c := &s.Clients[i]
 	k, _ := mainStep(d, s, i)
-	s.Delayed++
+	s.Used[FaultDelay]++
 	if d.TimeoutTicks > 0 && int(p) > d.TimeoutTicks && resendable(k) {
 		// the client gives up waiting at the timeout and resends; the first
 		// copy arrives at now+p
@@ -165,7 +165,7 @@ func strayArrive(d *Design, s *State, i int, ev *Event) {
 
 // loseActions: client i's next request will be applied but its reply lost.
 func loseActions(d *Design, s *State, i int, buf []Action) []Action {
-	if int(s.LostReplies) >= d.Losses {
+	if int(s.Used[FaultLoss]) >= d.Losses {
 		return buf
 	}
 	if _, ok := delayable(d, s, i, d.LoseAt); ok {
@@ -181,7 +181,7 @@ func loseActions(d *Design, s *State, i int, buf []Action) []Action {
 func lose(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	k, _ := mainStep(d, s, i)
-	s.LostReplies++
+	s.Used[FaultLoss]++
 	before := *c
 	clientStep(d, s, Action{Kind: k, Client: uint8(i)}, ev)
 	ev.Action = Action{Kind: ActLose, Client: uint8(i)}
@@ -199,7 +199,7 @@ func lose(d *Design, s *State, i int, ev *Event) {
 // partitionActions: cut client i off from one group of partition=.
 func partitionActions(d *Design, s *State, i int, buf []Action) []Action {
 	c := &s.Clients[i]
-	if int(s.Partitioned) >= d.Partitions || c.Cut != 0 {
+	if int(s.Used[FaultPartition]) >= d.Partitions || c.Cut != 0 {
 		return buf
 	}
 	for g := 0; g < partitionGroups(d); g++ {
@@ -211,7 +211,7 @@ func partitionActions(d *Design, s *State, i int, buf []Action) []Action {
 // partition cuts client i off from group g until partition-ticks from now.
 func partition(d *Design, s *State, i int, g uint8) {
 	c := &s.Clients[i]
-	s.Partitioned++
+	s.Used[FaultPartition]++
 	c.Cut = s.Now + uint8(d.PartitionTicks)
 	c.Group = g + 1
 	if cutsService(d) {

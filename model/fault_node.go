@@ -14,10 +14,10 @@ import (
 func nodeFaultActions(d *Design, s *State, buf []Action) []Action {
 	for k := 0; k < crashableNodes(d); k++ {
 		n := &s.Nodes[k]
-		if int(s.NodeCrashed) < d.NodeCrashes && n.Back == 0 {
+		if int(s.Used[FaultNodeCrash]) < d.NodeCrashes && n.Back == 0 {
 			buf = append(buf, Action{Kind: ActNodeCrash, Arg: uint8(k)})
 		}
-		if int(s.Jumped) < d.ClockJumps && n.Owner != 0 && n.Exp != 0 {
+		if int(s.Used[FaultClockJump]) < d.ClockJumps && n.Owner != 0 && n.Exp != 0 {
 			buf = append(buf, Action{Kind: ActClockJump, Arg: uint8(k)})
 		}
 	}
@@ -26,7 +26,7 @@ func nodeFaultActions(d *Design, s *State, buf []Action) []Action {
 
 // nodeCrash: lock node k crashes and restarts (at once or restart ticks later).
 func nodeCrash(d *Design, s *State, k int, ev *Event) {
-	s.NodeCrashed++
+	s.Used[FaultNodeCrash]++
 	n := &s.Nodes[k]
 	ev.Other = n.Owner
 	switch {
@@ -68,7 +68,7 @@ func reload(s *State, n, disk *Node) {
 
 // clockJump: lock node k's clock jumps forward by jump ticks.
 func clockJump(d *Design, s *State, k int, ev *Event) {
-	s.Jumped++
+	s.Used[FaultClockJump]++
 	n := &s.Nodes[k]
 	ev.Other = n.Owner
 	if int(n.Exp) <= int(s.Now)+d.JumpTicks {

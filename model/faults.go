@@ -9,38 +9,233 @@ import (
 // A parameter that would never act is refused with a one-line error naming
 // what it needs, never silently accepted.
 
-// placeWord is a fault-placement parameter and the field it sets.
-type placeWord struct {
-	axis  axis
-	place *Place
+// Fault is a fault family drawn from a budget: one row of faultTable,
+// which drives its budget's parameter, the words of the bounds line
+// (BudgetText), the parameters that act only with the budget (faultsApply),
+// the packing of its used count, the client faults' order in Actions and
+// whether the real-server player plays it (reality.Playable). A new fault
+// is a row here, a value below and its family's file (fault_*.go).
+type Fault uint8
+
+// The faults counted in State.Used come first, in the order of its bytes;
+// the others count their use elsewhere (the storage's replica, by client).
+const (
+	FaultPause        Fault = iota // pauses: a client frozen for up to max-pause ticks
+	FaultSlow                      // slow: a job whose work takes slow-work ticks
+	FaultCrash                     // crashes: a client crashes for good
+	FaultFailover                  // failovers: the replica is promoted
+	FaultNodeCrash                 // node-crashes: a lock node crashes
+	FaultClockJump                 // jumps: a lock node's clock jumps forward
+	FaultDelay                     // delays: a request held in the network
+	FaultPartition                 // partitions: a client cut off
+	FaultLoss                      // losses: a request applied whose reply is lost
+	FaultClientJump                // client-jumps: a client's own clock jumps
+	FaultCounterCrash              // counter-crashes: the external fencing counter restarts empty
+	// counted in StoreCopy
+	FaultStorageFailover // storage-failovers: the storage's replica is promoted
+	FaultStaleRead       // stale-reads: a read served by the storage's lagging replica
+	// counted by client (Marks, FlagHung)
+	FaultRestart // restarts: a client crashes and restarts at once
+	FaultHang    // hangs: a worker hangs for good
+	NumFaults
+)
+
+// numUsed is how many faults State.Used counts.
+const numUsed = FaultCounterCrash + 1
+
+// faultShown says when the bounds line names a fault.
+type faultShown uint8
+
+const (
+	shownUsed    faultShown = iota // when its budget is at least one
+	shownAlways                    // always ("no pauses")
+	shownReplica                   // always for lock replica ("no failovers"), never for the others
+)
+
+// faultRow is one fault's facts.
+type faultRow struct {
+	param     string     // its budget's design parameter
+	one, many string     // the budget's words: "pause", "pauses"
+	action    ActionKind // the action that draws it
+	params    []string   // the parameters that act only with the budget ≥ 1
+	shown     faultShown
+	counter   string // the state inspector's name of its used count ("" none: counted by client)
+	counted   string // the inspector's words for it
+	unplayed  string // why the real-server player does not play it; "" it does
 }
 
-func placeWords(d *Design) [4]placeWord {
-	return [4]placeWord{{pauseAtAxis, &d.PauseAt}, {delayAtAxis, &d.DelayAt}, {loseAtAxis, &d.LoseAt}, {crashAtAxis, &d.CrashAt}}
+var faultTable = [NumFaults]faultRow{
+	FaultPause:        {"pauses", "pause", "pauses", ActPause, []string{"max-pause", "pause-at"}, shownAlways, "PausesUsed", "pauses", ""},
+	FaultSlow:         {"slow", "slow job", "slow jobs", ActSlow, []string{"slow-work"}, shownAlways, "SlowUsed", "slow jobs", ""},
+	FaultCrash:        {"crashes", "crash", "crashes", ActCrash, []string{"crash-at"}, shownAlways, "CrashesUsed", "crashes", ""},
+	FaultFailover:     {"failovers", "failover", "failovers", ActFailover, nil, shownReplica, "Failed", "failovers", ""},
+	FaultNodeCrash:    {"node-crashes", "lock-node crash", "lock-node crashes", ActNodeCrash, []string{"restart", "persist"}, shownUsed, "NodeCrashed", "node crashes", ""},
+	FaultClockJump:    {"jumps", "clock jump", "clock jumps", ActClockJump, []string{"jump"}, shownUsed, "Jumped", "clock jumps", "clock jumps are not played for real (Debian's redis-server will not run under libfaketime)"},
+	FaultDelay:        {"delays", "network delay", "network delays", ActDelay, []string{"max-delay", "delay-at"}, shownUsed, "Delayed", "delays", ""},
+	FaultPartition:    {"partitions", "partition", "partitions", ActPartition, []string{"partition", "partition-ticks"}, shownUsed, "Partitioned", "partitions", "partitions are not played for real yet"},
+	FaultLoss:         {"losses", "lost reply", "lost replies", ActLose, []string{"lose-at"}, shownUsed, "LostReplies", "lost replies", "lost replies are not played for real yet"},
+	FaultClientJump:   {"client-jumps", "client clock jump", "client clock jumps", ActSkew, []string{"client-jump"}, shownUsed, "ClockSkewed", "client clock jumps", "client clock jumps are not played for real yet"},
+	FaultCounterCrash: {"counter-crashes", "fencing-counter crash", "fencing-counter crashes", ActCounterCrash, nil, shownUsed, "CounterCrashed", "fence counter crashes", ""},
+
+	FaultStorageFailover: {"storage-failovers", "storage failover", "storage failovers", ActStorageFailover, nil, shownUsed, "StoreCopy.FailedOver", "storage failovers", "storage failovers need a replicated storage, not played for real yet"},
+	FaultStaleRead:       {"stale-reads", "stale read", "stale reads", ActStaleRead, nil, shownUsed, "StoreCopy.StaleReads", "stale reads", "stale reads need a replicated storage, not played for real yet"},
+	FaultRestart:         {"restarts", "client restart", "client restarts", ActRestart, nil, shownUsed, "", "", "client restarts are not played for real yet"},
+	FaultHang:            {"hangs", "hung worker", "hung workers", ActHang, nil, shownUsed, "", "", "hung workers are not played for real yet"},
 }
 
-// faultParam ties a fault's parameters to its budget: they act only when
-// the budget is at least one.
-type faultParam struct {
-	param, budget string
-	set           func(d *Design) bool // the parameter differs from its default
-	budgetOf      func(d *Design) int
+// budgetOrder is the order of the bounds line's words (every verdict's,
+// so every golden file's).
+var budgetOrder = [NumFaults]Fault{FaultPause, FaultSlow, FaultCrash, FaultRestart, FaultFailover, FaultNodeCrash, FaultClockJump,
+	FaultDelay, FaultPartition, FaultLoss, FaultClientJump, FaultHang, FaultCounterCrash, FaultStorageFailover, FaultStaleRead}
+
+// clientFaultOrder is the order in which Actions draws a client's faults
+// (every trace's and golden file's); a partition may fall before the
+// client's first step, the others only between two of its steps.
+var clientFaultOrder = [...]Fault{FaultPause, FaultSlow, FaultDelay, FaultCrash, FaultLoss, FaultClientJump, FaultStaleRead, FaultHang, FaultRestart, FaultPartition}
+
+func (f Fault) String() string { return faultTable[f].param }
+
+// Faults lists every fault, in the bounds line's order.
+func Faults() []Fault { return budgetOrder[:] }
+
+// Param is the fault's budget parameter ("pauses").
+func (f Fault) Param() string { return faultTable[f].param }
+
+// Action is the kind of action that draws the fault.
+func (f Fault) Action() ActionKind { return faultTable[f].action }
+
+// Unplayed is why the real-server player does not play the fault, or ""
+// if it does.
+func (f Fault) Unplayed() string { return faultTable[f].unplayed }
+
+// Counter is the state inspector's name of the fault's used count and its
+// words for it ("" when the fault is counted by client).
+func (f Fault) Counter() (name, words string) { return faultTable[f].counter, faultTable[f].counted }
+
+// Budget is d's budget of fault f.
+func (f Fault) Budget(d *Design) int {
+	switch f {
+	case FaultPause:
+		return d.Pauses
+	case FaultSlow:
+		return d.SlowJobs
+	case FaultCrash:
+		return d.Crashes
+	case FaultFailover:
+		return d.Failovers
+	case FaultNodeCrash:
+		return d.NodeCrashes
+	case FaultClockJump:
+		return d.ClockJumps
+	case FaultDelay:
+		return d.Delays
+	case FaultPartition:
+		return d.Partitions
+	case FaultLoss:
+		return d.Losses
+	case FaultClientJump:
+		return d.ClientJumps
+	case FaultCounterCrash:
+		return d.CounterCrashes
+	case FaultStorageFailover:
+		return d.StorageFailovers
+	case FaultStaleRead:
+		return d.StaleReads
+	case FaultRestart:
+		return d.Restarts
+	case FaultHang:
+		return d.Hangs
+	}
+	return 0
 }
 
-var faultParams = []faultParam{
-	{"max-pause", "pauses", func(d *Design) bool { return d.MaxPauseTicks != derivedDefault(d, "max-pause", 0) }, func(d *Design) int { return d.Pauses }},
-	{"pause-at", "pauses", func(d *Design) bool { return d.PauseAt != PlaceAny }, func(d *Design) int { return d.Pauses }},
-	{"slow-work", "slow", func(d *Design) bool { return d.SlowWorkTicks != derivedDefault(d, "slow-work", 0) }, func(d *Design) int { return d.SlowJobs }},
-	{"crash-at", "crashes", func(d *Design) bool { return d.CrashAt != PlaceAny }, func(d *Design) int { return d.Crashes }},
-	{"max-delay", "delays", func(d *Design) bool { return d.MaxDelayTicks != derivedDefault(d, "max-delay", 0) }, func(d *Design) int { return d.Delays }},
-	{"delay-at", "delays", func(d *Design) bool { return d.DelayAt != PlaceAny }, func(d *Design) int { return d.Delays }},
-	{"jump", "jumps", func(d *Design) bool { return d.JumpTicks != 5 }, func(d *Design) int { return d.ClockJumps }},
-	{"restart", "node-crashes", func(d *Design) bool { return d.RestartTicks != 0 }, func(d *Design) int { return d.NodeCrashes }},
-	{"persist", "node-crashes", func(d *Design) bool { return d.Persist != 0 }, func(d *Design) int { return d.NodeCrashes }},
-	{"partition", "partitions", func(d *Design) bool { return d.Partition != PartitionService }, func(d *Design) int { return d.Partitions }},
-	{"partition-ticks", "partitions", func(d *Design) bool { return d.PartitionTicks != derivedDefault(d, "partition-ticks", 0) }, func(d *Design) int { return d.Partitions }},
-	{"lose-at", "losses", func(d *Design) bool { return d.LoseAt != PlaceAny }, func(d *Design) int { return d.Losses }},
-	{"client-jump", "client-jumps", func(d *Design) bool { return d.ClientJumpTicks != -5 }, func(d *Design) int { return d.ClientJumps }},
+// Used is how many of fault f's budget s has used.
+func (f Fault) Used(d *Design, s *State) int {
+	switch {
+	case f < numUsed:
+		return int(s.Used[f])
+	case f == FaultStorageFailover:
+		return int(s.StoreCopy.FailedOver)
+	case f == FaultStaleRead:
+		return int(s.StoreCopy.StaleReads)
+	}
+	n := 0
+	for i := 0; i < d.Clients; i++ {
+		c := &s.Clients[i]
+		switch {
+		case f == FaultHang && c.Flags&FlagHung != 0:
+			n++
+		case f == FaultRestart:
+			n += int(c.Marks&MarkRestarts) / int(MarkRestarted)
+		}
+	}
+	return n
+}
+
+// left reports whether a client fault family of Actions has budget left in
+// s; hangs and restarts count theirs by client, and their actions check it.
+func left(d *Design, s *State, f Fault) bool {
+	switch f {
+	case FaultStaleRead:
+		return int(s.StoreCopy.StaleReads) < d.StaleReads
+	case FaultHang, FaultRestart:
+		return f.Budget(d) > 0
+	}
+	return int(s.Used[f]) < f.Budget(d)
+}
+
+// budgetText is fault f's part of the bounds line, or "".
+func budgetText(d *Design, f Fault) string {
+	row := &faultTable[f]
+	n := f.Budget(d)
+	switch {
+	case row.shown == shownReplica && d.Lock != LockReplica: // a budget only the replica draws
+		return ""
+	case f == FaultLoss && d.TimeoutTicks > 0: // the resends follow the losses
+		timeout := fmt.Sprintf("clients resend after a %d-tick timeout", d.TimeoutTicks)
+		if n == 0 {
+			return timeout
+		}
+		return budgetWords(n, row.one, row.many) + placeNote(d.LoseAt) + ", " + timeout
+	case n == 0 && row.shown != shownUsed:
+		return budgetWords(n, row.one, row.many)
+	case n == 0:
+		return ""
+	}
+	s := budgetWords(n, row.one, row.many)
+	switch f {
+	case FaultPause:
+		s += fmt.Sprintf(" of up to %d ticks", d.MaxPauseTicks) + placeNote(d.PauseAt)
+	case FaultSlow:
+		s += fmt.Sprintf(" (work %d ticks)", d.SlowWorkTicks)
+	case FaultCrash:
+		s += placeNote(d.CrashAt)
+	case FaultRestart:
+		s += " (a new process runs the job again)"
+	case FaultNodeCrash:
+		restart := "restarting at once"
+		if d.RestartTicks > 0 {
+			restart = fmt.Sprintf("down for %d ticks", d.RestartTicks)
+		}
+		s += " (" + restart + ")"
+	case FaultClockJump:
+		s += fmt.Sprintf(" of %d ticks", d.JumpTicks)
+	case FaultDelay:
+		s += fmt.Sprintf(" of up to %d ticks", d.MaxDelayTicks) + placeNote(d.DelayAt)
+	case FaultPartition:
+		s += fmt.Sprintf(" (%s) of %d ticks", d.Partition, d.PartitionTicks)
+	case FaultLoss:
+		s += placeNote(d.LoseAt)
+	case FaultClientJump:
+		s += fmt.Sprintf(" of %+d ticks", d.ClientJumpTicks)
+	case FaultHang:
+		s += " (watchdog in the " + d.Watchdog.String() + ")"
+	case FaultCounterCrash:
+		s += " (restarting empty)"
+	case FaultStaleRead:
+		s += " (from the storage's lagging replica)"
+	}
+	return s
 }
 
 // usesClientClock reports whether a client ever reads its own clock: for
@@ -60,9 +255,11 @@ func minority(d *Design) int { return d.Nodes - majority(d) }
 
 // faultsApply refuses fault parameters that would never act.
 func (d Design) faultsApply() error {
-	for _, f := range faultParams {
-		if f.set(&d) && f.budgetOf(&d) == 0 {
-			return designErr("design parameter %s applies only with %s ≥ 1", f.param, f.budget)
+	for _, f := range budgetOrder {
+		for _, p := range faultTable[f].params {
+			if !atDefault(&d, p) && f.Budget(&d) == 0 {
+				return designErr("design parameter %s applies only with %s ≥ 1", p, f.Param())
+			}
 		}
 	}
 	if d.SlowJobs > 0 && d.SlowWorkTicks == d.WorkTicks {
@@ -112,9 +309,11 @@ func (d Design) faultsApply() error {
 			return designErr("partition=storage does not apply to lock db: the counter is in the lock's own database (use partition=service)")
 		}
 	}
-	for _, w := range placeWords(&d) {
-		if err := d.placeApplies(w.axis.name, *w.place); err != nil {
-			return err
+	for _, w := range wordParams {
+		if w.place {
+			if err := d.placeApplies(w.axis.name, Place(*w.field(&d))); err != nil {
+				return err
+			}
 		}
 	}
 	return d.jobsApply()
@@ -145,61 +344,11 @@ var placeNeeds = [numPlaces]string{PlaceIncr: "acquire=incr-before or incr-after
 // BudgetText is the design's fault budget in words, for the bounds line of
 // every verdict: "1 pause of up to 15 ticks, no slow jobs, no crashes, …".
 func BudgetText(d *Design) string {
-	pauses := budgetWords(d.Pauses, "pause", "pauses")
-	if d.Pauses > 0 {
-		pauses += fmt.Sprintf(" of up to %d ticks", d.MaxPauseTicks) + placeNote(d.PauseAt)
-	}
-	slow := budgetWords(d.SlowJobs, "slow job", "slow jobs")
-	if d.SlowJobs > 0 {
-		slow += fmt.Sprintf(" (work %d ticks)", d.SlowWorkTicks)
-	}
-	crashes := budgetWords(d.Crashes, "crash", "crashes")
-	if d.Crashes > 0 {
-		crashes += placeNote(d.CrashAt)
-	}
-	faults := []string{pauses, slow, crashes}
-	if d.Restarts > 0 {
-		faults = append(faults, budgetWords(d.Restarts, "client restart", "client restarts")+" (a new process runs the job again)")
-	}
-	if d.Lock == LockReplica {
-		faults = append(faults, budgetWords(d.Failovers, "failover", "failovers"))
-	}
-	if d.NodeCrashes > 0 {
-		restart := "restarting at once"
-		if d.RestartTicks > 0 {
-			restart = fmt.Sprintf("down for %d ticks", d.RestartTicks)
+	var faults []string
+	for _, f := range budgetOrder {
+		if t := budgetText(d, f); t != "" {
+			faults = append(faults, t)
 		}
-		faults = append(faults, budgetWords(d.NodeCrashes, "lock-node crash", "lock-node crashes")+" ("+restart+")")
-	}
-	if d.ClockJumps > 0 {
-		faults = append(faults, budgetWords(d.ClockJumps, "clock jump", "clock jumps")+fmt.Sprintf(" of %d ticks", d.JumpTicks))
-	}
-	if d.Delays > 0 {
-		faults = append(faults, budgetWords(d.Delays, "network delay", "network delays")+fmt.Sprintf(" of up to %d ticks", d.MaxDelayTicks)+placeNote(d.DelayAt))
-	}
-	if d.Partitions > 0 {
-		faults = append(faults, budgetWords(d.Partitions, "partition", "partitions")+fmt.Sprintf(" (%s) of %d ticks", d.Partition, d.PartitionTicks))
-	}
-	if d.Losses > 0 {
-		faults = append(faults, budgetWords(d.Losses, "lost reply", "lost replies")+placeNote(d.LoseAt))
-	}
-	if d.TimeoutTicks > 0 {
-		faults = append(faults, fmt.Sprintf("clients resend after a %d-tick timeout", d.TimeoutTicks))
-	}
-	if d.ClientJumps > 0 {
-		faults = append(faults, budgetWords(d.ClientJumps, "client clock jump", "client clock jumps")+fmt.Sprintf(" of %+d ticks", d.ClientJumpTicks))
-	}
-	if d.Hangs > 0 {
-		faults = append(faults, budgetWords(d.Hangs, "hung worker", "hung workers")+" (watchdog in the "+d.Watchdog.String()+")")
-	}
-	if d.CounterCrashes > 0 {
-		faults = append(faults, budgetWords(d.CounterCrashes, "fencing-counter crash", "fencing-counter crashes")+" (restarting empty)")
-	}
-	if d.StorageFailovers > 0 {
-		faults = append(faults, budgetWords(d.StorageFailovers, "storage failover", "storage failovers"))
-	}
-	if d.StaleReads > 0 {
-		faults = append(faults, budgetWords(d.StaleReads, "stale read", "stale reads")+" (from the storage's lagging replica)")
 	}
 	return strings.Join(faults, ", ")
 }

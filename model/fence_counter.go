@@ -16,7 +16,7 @@ func externalCounter(d *Design) bool { return d.Counter == CounterExternal }
 // counterActions: the counter node's crash, while the budget lasts and the
 // counter has something to lose.
 func counterActions(d *Design, s *State, buf []Action) []Action {
-	if int(s.CounterCrashed) < d.CounterCrashes && s.CounterFence != uint16(d.FirstToken-1) {
+	if int(s.Used[FaultCounterCrash]) < d.CounterCrashes && s.CounterFence != uint16(d.FirstToken-1) {
 		buf = append(buf, Action{Kind: ActCounterCrash})
 	}
 	return buf
@@ -34,7 +34,7 @@ func counterIncr(s *State, i int, ev *Event) {
 
 // counterCrash: the counter's node crashes and restarts empty.
 func counterCrash(d *Design, s *State, ev *Event) {
-	s.CounterCrashed++
+	s.Used[FaultCounterCrash]++
 	ev.Token = s.CounterFence
 	s.CounterFence = uint16(d.FirstToken - 1)
 	ev.Result = ResOK

@@ -15,7 +15,7 @@ func replicaActions(d *Design, s *State, buf []Action) []Action {
 	if d.Lock != LockReplica {
 		return buf
 	}
-	over := int(s.Failed) >= d.Failovers
+	over := int(s.Used[FaultFailover]) >= d.Failovers
 	if over && d.Ack != AckWait { // with ack=wait the old primary rejoins as the new one's replica
 		return buf
 	}
@@ -105,7 +105,7 @@ func replicaResync(s *State) {
 // replica becomes node 0, the clients of the other side use it; the old
 // primary moves to node 1 and its clients (FlagOldSide) go on using it.
 func failover(d *Design, s *State, ev *Event) {
-	s.Failed++
+	s.Used[FaultFailover]++
 	ev.Other = s.Nodes[0].Owner
 	if isolated(d, s) {
 		s.Nodes[0], s.Nodes[1] = s.Nodes[1], s.Nodes[0]

@@ -157,23 +157,8 @@ func restFields(d *Design, wide bool) []field {
 	add(false, unsafe.Offsetof(s.Store)+unsafe.Offsetof(s.Store.Reserved), 1)
 	add(d.StorageFailovers > 0 || d.StaleReads > 0, unsafe.Offsetof(s.StoreCopy), unsafe.Sizeof(s.StoreCopy))
 	add(externalCounter(d), unsafe.Offsetof(s.CounterFence), 2)
-	for _, b := range []struct {
-		used bool
-		off  uintptr
-	}{
-		{d.Pauses > 0, unsafe.Offsetof(s.PausesUsed)},
-		{d.SlowJobs > 0, unsafe.Offsetof(s.SlowUsed)},
-		{d.Crashes > 0, unsafe.Offsetof(s.CrashesUsed)},
-		{d.Failovers > 0, unsafe.Offsetof(s.Failed)},
-		{d.NodeCrashes > 0, unsafe.Offsetof(s.NodeCrashed)},
-		{d.ClockJumps > 0, unsafe.Offsetof(s.Jumped)},
-		{d.Delays > 0, unsafe.Offsetof(s.Delayed)},
-		{d.Partitions > 0, unsafe.Offsetof(s.Partitioned)},
-		{d.Losses > 0, unsafe.Offsetof(s.LostReplies)},
-		{d.ClientJumps > 0, unsafe.Offsetof(s.ClockSkewed)},
-		{d.CounterCrashes > 0, unsafe.Offsetof(s.CounterCrashed)},
-	} {
-		add(b.used, b.off, 1)
+	for f := Fault(0); f < numUsed; f++ {
+		add(f.Budget(d) > 0, unsafe.Offsetof(s.Used)+uintptr(f), 1)
 	}
 	return fs
 }

@@ -61,7 +61,7 @@ func TestPackRefusesAnUnusedSlot(t *testing.T) {
 	s.Clients[0].Timer = 4 // a field the design's features never set (no renew)
 	require.False(t, pk.Pack(&s, buf))
 	s = model.Init(&d)
-	s.CounterCrashed = 1 // a budget of a fault the design does not have
+	s.Used[model.FaultCounterCrash] = 1 // a budget of a fault the design does not have
 	require.False(t, pk.Pack(&s, buf))
 	wide := model.WidePacking(&d) // keeps every field of the used slots
 	require.Greater(t, wide.Size(), pk.Size())

@@ -112,23 +112,16 @@ type StorageReplica struct {
 // State is the whole world: a comparable value, usable as a map key, copied
 // by assignment. Unused client and node slots stay zero.
 type State struct {
-	Clients        [MaxClients]Client
-	Nodes          [MaxNodes]Node
-	Store          Storage
-	StoreCopy      StorageReplica // the storage's lagging replica (storage faults only)
-	CounterFence   uint16         // counter=external: the external fencing counter (0 for other designs)
-	Now            uint8          // the current tick
-	PausesUsed     uint8
-	SlowUsed       uint8
-	CrashesUsed    uint8
-	Failed         uint8 // replica: failovers used
-	NodeCrashed    uint8 // node crashes used
-	Jumped         uint8 // clock jumps used
-	Delayed        uint8 // network delays used
-	Partitioned    uint8 // partitions used
-	LostReplies    uint8 // lost replies used
-	ClockSkewed    uint8 // client clock jumps used
-	CounterCrashed uint8 // counter=external: crashes of the fencing counter's node used
+	Clients      [MaxClients]Client
+	Nodes        [MaxNodes]Node
+	Store        Storage
+	StoreCopy    StorageReplica // the storage's lagging replica (storage faults only)
+	CounterFence uint16         // counter=external: the external fencing counter (0 for other designs)
+	Now          uint8          // the current tick
+	// Used counts the faults used of each budget counted here, by Fault
+	// (FaultPause … FaultCounterCrash, faults.go); the others count theirs
+	// by client (restarts, hangs) or in the storage's replica.
+	Used [numUsed]uint8
 }
 
 // stateSize is the size of State in bytes; State has no padding (a test

@@ -370,58 +370,56 @@ func Actions(d *Design, s *State, buf []Action) []Action {
 	return buf
 }
 
-// clientFaultActions appends the client faults enabled in s, by client
-// (Actions' order).
+// clientFaultActions appends the client faults enabled in s, by client,
+// each family in clientFaultOrder (Actions' order) while its budget lasts
+// (a call saved per client and state; each checks its budget again itself).
 func clientFaultActions(d *Design, s *State, buf []Action) []Action {
 	for i := 0; i < d.Clients; i++ {
 		c := &s.Clients[i]
 		if !c.Live() || c.Flags&FlagLost != 0 {
 			continue
 		}
-		if c.Flags&FlagStarted != 0 { // these fall between two of its steps
-			// each family only while its budget lasts (a call saved per
-			// client and state); each checks its budget again itself
-			if int(s.PausesUsed) < d.Pauses {
+		started := c.Flags&FlagStarted != 0 // the others fall between two of its steps
+		for _, f := range clientFaultOrder {
+			if !left(d, s, f) || !started && f != FaultPartition {
+				continue
+			}
+			switch f {
+			case FaultPause:
 				buf = pauseActions(d, s, i, buf)
-			}
-			if int(s.SlowUsed) < d.SlowJobs {
+			case FaultSlow:
 				buf = slowActions(d, s, i, buf)
-			}
-			if int(s.Delayed) < d.Delays {
+			case FaultDelay:
 				buf = delayActions(d, s, i, buf)
-			}
-			if int(s.CrashesUsed) < d.Crashes {
+			case FaultCrash:
 				buf = crashActions(d, s, i, buf)
-			}
-			if int(s.LostReplies) < d.Losses {
+			case FaultLoss:
 				buf = loseActions(d, s, i, buf)
-			}
-			if int(s.ClockSkewed) < d.ClientJumps {
+			case FaultClientJump:
 				buf = skewActions(d, s, i, buf)
-			}
-			if int(s.StoreCopy.StaleReads) < d.StaleReads {
+			case FaultStaleRead:
 				buf = staleReadActions(d, s, i, buf)
-			}
-			if d.Hangs > 0 {
+			case FaultHang:
 				buf = hangActions(d, s, i, buf)
-			}
-			if d.Restarts > 0 {
+			case FaultRestart:
 				buf = restartActions(d, s, i, buf)
+			case FaultPartition:
+				buf = partitionActions(d, s, i, buf) // a client may be cut off before it starts
 			}
-		}
-		if int(s.Partitioned) < d.Partitions {
-			buf = partitionActions(d, s, i, buf) // a client may be cut off before it starts
 		}
 	}
 	return buf
 }
 
 // clientFaultsLeft reports whether some client fault family of Actions
-// still has budget in s (hangs and restarts count theirs by client).
+// still has budget in s.
 func clientFaultsLeft(d *Design, s *State) bool {
-	return int(s.PausesUsed) < d.Pauses || int(s.SlowUsed) < d.SlowJobs || int(s.Delayed) < d.Delays ||
-		int(s.CrashesUsed) < d.Crashes || int(s.LostReplies) < d.Losses || int(s.ClockSkewed) < d.ClientJumps ||
-		int(s.StoreCopy.StaleReads) < d.StaleReads || d.Hangs > 0 || d.Restarts > 0 || int(s.Partitioned) < d.Partitions
+	for _, f := range clientFaultOrder {
+		if left(d, s, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // Enabled reports whether a is among Actions(d, s).

@@ -59,7 +59,7 @@ func TestRedlockForeignReleaseWitness(t *testing.T) {
 	w, _ = wit(d, s)
 	require.False(t, w)
 	d, s = redlockAt(t, base+",node-crashes=1,persist=1,restart=10", 2, 1, 1)
-	s.Nodes[0].Back, s.NodeCrashed = 12, 1
+	s.Nodes[0].Back, s.Used[FaultNodeCrash] = 12, 1
 	w, _ = wit(d, s)
 	require.False(t, w)
 
@@ -96,7 +96,7 @@ func TestRedlockOtherIsTheHolder(t *testing.T) {
 	// node 3 down: A (node 1) and B (node 2) each make a majority with it;
 	// each one's step sees itself as the holder, and no ✗
 	d, s = redlockAt(t, "redlock/cad/none/plain,clients=2,nodes=3,node-crashes=1,restart=10", 1, 2, 0)
-	s.Nodes[2].Back, s.NodeCrashed = 12, 1
+	s.Nodes[2].Back, s.Used[FaultNodeCrash] = 12, 1
 	for i := range 2 {
 		c := &s.Clients[i]
 		c.Phase, c.Flags = PhaseRead, FlagStarted|FlagBelieves
@@ -120,7 +120,7 @@ func TestRedlockOtherIsTheHolder(t *testing.T) {
 // down node 1, does not hold the lock that B holds with nodes 2 and 3.
 func TestRedlockDownNodeKeyCountsOnce(t *testing.T) {
 	d, s := redlockAt(t, "redlock/cad/none/plain,clients=2,nodes=3,node-crashes=1,persist=1,restart=10", 1, 2, 2)
-	s.Nodes[0].Back, s.NodeCrashed = 12, 1
+	s.Nodes[0].Back, s.Used[FaultNodeCrash] = 12, 1
 	require.False(t, HoldsLock(&d, &s, 0))
 	require.True(t, HoldsLock(&d, &s, 1))
 	require.Equal(t, 1, LockHolder(&d, &s))

@@ -206,22 +206,13 @@ func stateGroupsOf(r *model.Run, keepZero bool) []group {
 		{"StoreCopy.Version", "replica's version", func(s *model.State) string { return num(s.StoreCopy.Version) }},
 		{"CounterFence", "external fence counter", func(s *model.State) string { return num(s.CounterFence) }},
 	}, map[string]bool{"Store.Counter": true, "Store.Accepted": true})
-	one("time and faults used", []field{
-		{"Now", "now", func(s *model.State) string { return tick(s.Now) }},
-		{"PausesUsed", "pauses", func(s *model.State) string { return num(s.PausesUsed) }},
-		{"SlowUsed", "slow jobs", func(s *model.State) string { return num(s.SlowUsed) }},
-		{"CrashesUsed", "crashes", func(s *model.State) string { return num(s.CrashesUsed) }},
-		{"Failed", "failovers", func(s *model.State) string { return num(s.Failed) }},
-		{"NodeCrashed", "node crashes", func(s *model.State) string { return num(s.NodeCrashed) }},
-		{"Jumped", "clock jumps", func(s *model.State) string { return num(s.Jumped) }},
-		{"Delayed", "delays", func(s *model.State) string { return num(s.Delayed) }},
-		{"Partitioned", "partitions", func(s *model.State) string { return num(s.Partitioned) }},
-		{"LostReplies", "lost replies", func(s *model.State) string { return num(s.LostReplies) }},
-		{"ClockSkewed", "client clock jumps", func(s *model.State) string { return num(s.ClockSkewed) }},
-		{"CounterCrashed", "fence counter crashes", func(s *model.State) string { return num(s.CounterCrashed) }},
-		{"StoreCopy.FailedOver", "storage failovers", func(s *model.State) string { return num(s.StoreCopy.FailedOver) }},
-		{"StoreCopy.StaleReads", "stale reads", func(s *model.State) string { return num(s.StoreCopy.StaleReads) }},
-	}, map[string]bool{"Now": true})
+	counts := []field{{"Now", "now", func(s *model.State) string { return tick(s.Now) }}}
+	for f := model.Fault(0); f < model.NumFaults; f++ {
+		if id, words := f.Counter(); id != "" {
+			counts = append(counts, field{id, words, func(s *model.State) string { return fmt.Sprint(f.Used(&r.Design, s)) }})
+		}
+	}
+	one("time and faults used", counts, map[string]bool{"Now": true})
 	return gs
 }
 

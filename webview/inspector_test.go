@@ -35,6 +35,10 @@ func changedFields(a, b *model.State) []string {
 			}
 		default:
 			if !x.Equal(y) {
+				var n int
+				if _, err := fmt.Sscanf(path, "Used.%d", &n); err == nil {
+					path, _ = model.Fault(n).Counter() // the page names a used count by its fault's row
+				}
 				out = append(out, path)
 			}
 		}
