@@ -140,17 +140,7 @@ func name(c uint8) string { return model.ClientName(int(c)) }
 
 // lockNoun is what a client loses when its lock runs out, in the lock
 // service's words.
-func lockNoun(d *model.Design) string {
-	switch d.Lock {
-	case model.LockEtcd:
-		return "lease"
-	case model.LockZooKeeper, model.LockDB:
-		return "session"
-	case model.LockRedlock:
-		return "keys"
-	}
-	return "key"
-}
+func lockNoun(d *model.Design) string { return model.Service(d.Lock).Noun }
 
 func ownerName(o uint8) string {
 	if o == 0 {

@@ -16,7 +16,6 @@ import (
 
 	"lockcheck/explore"
 	"lockcheck/model"
-	"lockcheck/webview"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the checked-in counterexample files (read the diff before committing)")
@@ -202,7 +201,7 @@ func TestRenameMakesEquivalentCounterexamplesReadTheSame(t *testing.T) {
 		for _, p := range perms {
 			tr := make([]model.Action, len(r.Trace))
 			for k, a := range r.Trace {
-				if webview.ClientStep(a) {
+				if a.Kind.ByClient() {
 					a.Client = p[a.Client]
 				}
 				tr[k] = a

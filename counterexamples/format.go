@@ -49,7 +49,6 @@ import (
 	"strings"
 
 	"lockcheck/model"
-	"lockcheck/webview"
 )
 
 const (
@@ -352,24 +351,9 @@ func (f *File) parseSteps(lines []string, from, designLine int) (int, error) {
 		if !haveDesign {
 			return 0, errAt(lineNo, "%q before the steps section's design line (want \"design NAME\" first)", clip(line))
 		}
-		fields := strings.Fields(line)
-		count := 1
-		var a model.Action
-		if fields[0] == "tick" && len(fields) == 2 {
-			k, err := strconv.Atoi(fields[1])
-			if err != nil || k < 1 || k > model.MaxHorizonTicks {
-				return 0, errAt(lineNo, "%q: want \"tick\" or \"tick N\" with N from 1 to %d", clip(line), model.MaxHorizonTicks)
-			}
-			count, a = k, model.Action{Kind: model.ActTick}
-		} else {
-			var err error
-			a, err = model.ParseAction(line)
-			if err != nil {
-				return 0, errAt(lineNo, "%v", err)
-			}
-			if webview.ClientStep(a) && int(a.Client) >= f.Design.Clients {
-				return 0, errAt(lineNo, "client %s, but the design has %d clients (A-%s)", model.ClientName(int(a.Client)), f.Design.Clients, model.ClientName(f.Design.Clients-1))
-			}
+		a, count, err := model.ParseStep(&f.Design, line)
+		if err != nil {
+			return 0, errAt(lineNo, "%v", err)
 		}
 		if len(f.Trace)+count > maxSteps {
 			return 0, errAt(lineNo, "more than %d steps", maxSteps)

@@ -120,7 +120,7 @@ func Rename(trace []model.Action, clients int) []model.Action {
 	}
 	next := 0
 	for _, a := range trace {
-		if webview.ClientStep(a) && int(a.Client) < len(perm) && perm[a.Client] < 0 {
+		if a.Kind.ByClient() && int(a.Client) < len(perm) && perm[a.Client] < 0 {
 			perm[a.Client] = next
 			next++
 		}
@@ -133,7 +133,7 @@ func Rename(trace []model.Action, clients int) []model.Action {
 	}
 	out := make([]model.Action, len(trace))
 	for k, a := range trace {
-		if webview.ClientStep(a) && int(a.Client) < len(perm) && perm[a.Client] >= 0 {
+		if a.Kind.ByClient() && int(a.Client) < len(perm) && perm[a.Client] >= 0 {
 			a.Client = uint8(perm[a.Client])
 		}
 		out[k] = a

@@ -9,6 +9,17 @@ import "fmt"
 // its write takes effect at COMMIT; with tx=outside the lock's session only
 // holds the lock (node 0's key, lock_redis.go's single-key rules).
 
+// dbService is a database row lock's words: a session the server kills.
+var dbService = ServiceFacts{
+	Noun: "session", Renewer: "watchdog", Beat: "watchdog",
+	BeatLegend: "watchdog: X renewed its key (X! failed); x = due, but frozen with X (paused)",
+	Frozen:     "'s watchdog is due but frozen with it: no renewal",
+	Node:       "lock table", NodeStory: "the database",
+	Acquire: "FOR UPDATE", Refused: "blocks", Renew: "renew",
+	Poll:   "SELECT … FOR UPDATE → blocks",
+	Expiry: "%s's idle session is killed: the row lock is free",
+}
+
 // txAccess is a read or write inside the lock's transaction: it fails if the
 // session was killed, and otherwise keeps the session busy (not idle).
 func txAccess(d *Design, s *State, i int) bool {

@@ -7,6 +7,17 @@ import "fmt"
 // lock_redis.go), the key's create_revision as the fencing token. When the
 // lease expires the server deletes the key and wakes the waiters.
 
+// etcdService is etcd's words: a lease kept alive.
+var etcdService = ServiceFacts{
+	Noun: "lease", Renewer: "keep-alive", Beat: "keep-alive",
+	BeatLegend: "keep-alive: X renewed its lease (X! failed); x = due, but frozen with X (paused)",
+	Frozen:     "'s keep-alive is due but frozen with it: no renewal",
+	Node:       "etcd", NodeStory: "the etcd cluster",
+	Acquire: "put", Refused: "exists", Renew: "keep-alive",
+	Poll:   "txn put-if-absent → not put",
+	Expiry: "%s's lease expires: its key is deleted",
+}
+
 // etcdDeleted: a delete is a new revision of the cluster (tracked only when
 // tokens are used, so that states stay few).
 func etcdDeleted(d *Design, key *Node) {

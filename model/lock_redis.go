@@ -6,6 +6,17 @@ import "fmt"
 // fence counter lock:fence beside it). The single-key rules here also serve
 // the replica's primary, etcd's key and the database's row (node 0).
 
+// redisService is one Redis node's words.
+var redisService = ServiceFacts{
+	Noun: "key", Renewer: "watchdog", Beat: "watchdog",
+	BeatLegend: "watchdog: X renewed its key (X! failed); x = due, but frozen with X (paused)",
+	Frozen:     "'s watchdog is due but frozen with it: no renewal",
+	Node:       "Redis", NodeStory: "the Redis node",
+	Acquire: "SET", Refused: "nil", Renew: "renew",
+	Poll:   "SET " + LockKey + " … NX → (nil)",
+	Expiry: "key " + LockKey + " (%s's) expires",
+}
+
 // keyAcquire is SET NX PX on node 0 (etcd: put-if-absent with a lease; db:
 // SELECT … FOR UPDATE), with the fencing token per acquire=.
 func keyAcquire(d *Design, s *State, i int, ev *Event) {

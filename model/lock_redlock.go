@@ -46,6 +46,17 @@ func describeRedlockRenew(d *Design, ev *Event) string {
 // won within the validity time (TTL − elapsed − drift); a lost attempt
 // unlocks what it got.
 
+// redlockService is Redlock's words: numbered nodes, a key on each.
+var redlockService = ServiceFacts{
+	Noun: "keys", Renewer: "watchdog", Beat: "watchdog",
+	BeatLegend: "watchdog: X renewed its key (X! failed); x = due, but frozen with X (paused)",
+	Frozen:     "'s watchdog is due but frozen with it: no renewal",
+	Node:       "Redis", NodeStory: "the Redis node", Numbered: true,
+	Acquire: "SET", Refused: "nil", Renew: "renew",
+	Poll:   "SET " + LockKey + " … NX on every node → lost the vote",
+	Expiry: "key " + LockKey + " (%s's) expires",
+}
+
 // majority is how many Redlock nodes make the lock held.
 func majority(d *Design) int { return d.Nodes/2 + 1 }
 

@@ -9,6 +9,18 @@ import (
 // replicated replica (node 1). Clients use the primary with the single-key
 // rules of lock_redis.go; replication and failover are this file's.
 
+// replicaService is a primary and its replica's words: a Redis node's,
+// with its nodes named by their roles.
+var replicaService = ServiceFacts{
+	Noun: "key", Renewer: "watchdog", Beat: "watchdog",
+	BeatLegend: "watchdog: X renewed its key (X! failed); x = due, but frozen with X (paused)",
+	Frozen:     "'s watchdog is due but frozen with it: no renewal",
+	Node:       "Redis", NodeStory: "the Redis node", Roles: []string{"primary", "replica"},
+	Acquire: "SET", Refused: "nil", Renew: "renew",
+	Poll:   "SET " + LockKey + " … NX → (nil)",
+	Expiry: "key " + LockKey + " (%s's) expires",
+}
+
 // replicaActions are replication (while the replica lags) and the failover
 // fault, offered while the failover budget lasts.
 func replicaActions(d *Design, s *State, buf []Action) []Action {

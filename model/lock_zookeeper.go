@@ -8,6 +8,17 @@ import "fmt"
 // crash, lets the session expire and its node vanish. The sequence number
 // is the fencing token.
 
+// zookeeperService is ZooKeeper's words: a session kept by heartbeats.
+var zookeeperService = ServiceFacts{
+	Noun: "session", Renewer: "watchdog", Beat: "heartbeat",
+	BeatLegend: "heartbeat: x = X is paused and sends no heartbeats: its session runs out",
+	Frozen:     " is paused: no heartbeats, its session runs out",
+	Node:       "ZooKeeper", NodeStory: "the ZooKeeper ensemble",
+	Acquire: "lock", Refused: "wait", Renew: "renew",
+	Poll:   "create the lock node → wait",
+	Expiry: "%s's session expires: its node vanishes",
+}
+
 // zkAcquireEnabled: a client whose node exists but is not the lowest waits
 // on its predecessor's watch.
 func zkAcquireEnabled(s *State, i int) bool {

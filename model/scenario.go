@@ -98,46 +98,16 @@ func ParseScenario(text string) (*Scenario, error) {
 			sc.Expect = append(sc.Expect, e)
 			continue
 		}
-		f := strings.Fields(trimmed)
-		if f[0] == "tick" && len(f) == 2 {
-			k, err := strconv.Atoi(f[1])
-			if err != nil || k < 1 || k > MaxHorizonTicks {
-				return nil, fmt.Errorf("line %d: %q: want \"tick\" or \"tick N\" with N from 1 to %d", lineNo, clip(trimmed), MaxHorizonTicks)
-			}
-			for ; k > 0; k-- {
-				sc.Trace = append(sc.Trace, Action{Kind: ActTick})
-				sc.Lines = append(sc.Lines, lineNo)
-			}
-		} else {
-			times := 1
-			if last := f[len(f)-1]; len(f) > 1 && len(last) > 1 && last[0] == 'x' {
-				k, err := strconv.Atoi(last[1:])
-				if err != nil || k < 1 || k > MaxHorizonTicks {
-					return nil, fmt.Errorf("line %d: %q: want a repeat count x1 to x%d", lineNo, clip(last), MaxHorizonTicks)
-				}
-				times = k
-				trimmed = strings.Join(f[:len(f)-1], " ")
-			}
-			a, err := ParseAction(trimmed)
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %v", lineNo, err)
-			}
-			if a.Kind.ByClient() && int(a.Client) >= sc.Design.Clients {
-				return nil, fmt.Errorf("line %d: client %s, but the design has %d clients (A-%s)", lineNo, ClientName(int(a.Client)), sc.Design.Clients, ClientName(sc.Design.Clients-1))
-			}
-			if a.Kind.hasNode() && int(a.Arg) >= lockNodes(&sc.Design) {
-				return nil, fmt.Errorf("line %d: node %d, but lock %s has %d node(s)", lineNo, a.Arg+1, sc.Design.Lock, lockNodes(&sc.Design))
-			}
-			if a.Kind.hasGroup() && int(a.Arg) >= partitionGroups(&sc.Design) {
-				return nil, fmt.Errorf("line %d: partition group %d, but partition=%s has %d group(s)", lineNo, a.Arg+1, sc.Design.Partition, partitionGroups(&sc.Design))
-			}
-			for ; times > 0; times-- {
-				sc.Trace = append(sc.Trace, a)
-				sc.Lines = append(sc.Lines, lineNo)
-			}
+		a, times, err := ParseStep(&sc.Design, trimmed)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %v", lineNo, err)
 		}
-		if len(sc.Trace) > maxScenarioSteps {
+		if len(sc.Trace)+times > maxScenarioSteps {
 			return nil, fmt.Errorf("line %d: more than %d steps", lineNo, maxScenarioSteps)
+		}
+		for ; times > 0; times-- {
+			sc.Trace = append(sc.Trace, a)
+			sc.Lines = append(sc.Lines, lineNo)
 		}
 	}
 	if !haveDesign {
@@ -145,6 +115,46 @@ func ParseScenario(text string) (*Scenario, error) {
 	}
 	sc.Doc = strings.Join(doc, "\n")
 	return sc, nil
+}
+
+// ParseStep reads one step line, as scenarios, counterexample files and
+// simulate's results write them: an action in Action.String's words,
+// "tick N" for N ticks, or an action followed by "xN" for N of it in a row
+// (FormatTrace writes both). It returns the action and how many times it is
+// taken, and refuses a client, node or partition group that design d does
+// not have.
+func ParseStep(d *Design, line string) (Action, int, error) {
+	f := strings.Fields(line)
+	if len(f) == 2 && f[0] == "tick" {
+		k, err := strconv.Atoi(f[1])
+		if err != nil || k < 1 || k > MaxHorizonTicks {
+			return Action{}, 0, fmt.Errorf("%q: want \"tick\" or \"tick N\" with N from 1 to %d", clip(line), MaxHorizonTicks)
+		}
+		return Action{Kind: ActTick}, k, nil
+	}
+	times := 1
+	if len(f) > 1 {
+		if last := f[len(f)-1]; len(last) > 1 && last[0] == 'x' {
+			k, err := strconv.Atoi(last[1:])
+			if err != nil || k < 1 || k > MaxHorizonTicks {
+				return Action{}, 0, fmt.Errorf("%q: want a repeat count x1 to x%d", clip(last), MaxHorizonTicks)
+			}
+			times = k
+			line = strings.Join(f[:len(f)-1], " ")
+		}
+	}
+	a, err := ParseAction(line)
+	switch {
+	case err != nil:
+		return Action{}, 0, err
+	case a.Kind.ByClient() && int(a.Client) >= d.Clients:
+		return Action{}, 0, fmt.Errorf("client %s, but the design has %d clients (A-%s)", ClientName(int(a.Client)), d.Clients, ClientName(d.Clients-1))
+	case a.Kind.hasNode() && int(a.Arg) >= lockNodes(d):
+		return Action{}, 0, fmt.Errorf("node %d, but lock %s has %d node(s)", a.Arg+1, d.Lock, lockNodes(d))
+	case a.Kind.hasGroup() && int(a.Arg) >= partitionGroups(d):
+		return Action{}, 0, fmt.Errorf("partition group %d, but partition=%s has %d group(s)", a.Arg+1, d.Partition, partitionGroups(d))
+	}
+	return a, times, nil
 }
 
 func parseExpect(text string) (Expectations, error) {

@@ -224,6 +224,56 @@ func nodeRestarted(d *Design, s *State) {
 // (sessions, idle timeouts), so that progress can never be stuck on a key.
 func stuckFree(d *Design) bool { return d.Lock == LockZooKeeper || d.Lock == LockDB }
 
+// ServiceFacts are a lock service's words: one row of data per service,
+// next to its lock_*.go, read by the story, the timeline, the page
+// (webview) and the causes (counterexamples). Data, not functions: the
+// service's rules are dispatched by the switches in this file.
+type ServiceFacts struct {
+	Noun       string   // what a client loses when its lock runs out: "key", "lease", "session"
+	Renewer    string   // what renews a held lock (renew=k): "watchdog", "keep-alive"
+	Beat       string   // the timeline's row of renewals (or heartbeats)
+	BeatLegend string   // that row's legend
+	Frozen     string   // after a client's name: its renewal frozen with its pause, on the page
+	Node       string   // its one node on the page: "Redis", "etcd", "lock table"
+	NodeStory  string   // its one node in the story: "the Redis node"
+	Roles      []string // nodes named by role ("primary", "replica"): the timeline's lanes
+	Numbered   bool     // nodes named "node K" (Redlock): the timeline's lanes
+	Acquire    string   // the page's chip of a granted acquire: "SET", "put"
+	Refused    string   // the page's chip of a refused one: "nil", "exists"
+	Renew      string   // the page's chip of a renewal: "renew", "keep-alive"
+	Poll       string   // a run of refused acquires in a folded story line
+	Expiry     string   // its lock's expiry in the story, with the client's name for %s
+}
+
+var services = [numLockKinds]ServiceFacts{
+	LockRedis: redisService, LockReplica: replicaService, LockRedlock: redlockService,
+	LockEtcd: etcdService, LockZooKeeper: zookeeperService, LockDB: dbService,
+}
+
+// Service is the words of lock service k.
+func Service(k LockKind) *ServiceFacts { return &services[k] }
+
+// Lanes is how many nodes design d's timeline draws a lane for (the
+// services with several nodes), 0 for one.
+func (f *ServiceFacts) Lanes(d *Design) int {
+	if f.Numbered {
+		return d.Nodes
+	}
+	return len(f.Roles)
+}
+
+// NodeLabel is node k's name on a lane or the page: "primary", "node 2",
+// "Redis".
+func (f *ServiceFacts) NodeLabel(k int) string {
+	switch {
+	case f.Numbered:
+		return "node " + strconv.Itoa(k+1)
+	case k < len(f.Roles):
+		return f.Roles[k]
+	}
+	return f.Node
+}
+
 // Words: each service's part of the story, told by its own file.
 
 func describeAcquire(d *Design, st *StepRecord) string {
@@ -276,28 +326,17 @@ func describeRenew(d *Design, ev *Event) string {
 
 // expiryWords is what the expiry of client i's lock is called.
 func expiryWords(d *Design, i int) string {
-	switch d.Lock {
-	case LockZooKeeper:
-		return ClientName(i) + "'s session expires: its node vanishes"
-	case LockDB:
-		return ClientName(i) + "'s idle session is killed: the row lock is free"
-	case LockEtcd:
-		return ClientName(i) + "'s lease expires: its key is deleted"
-	}
-	return "key " + LockKey + " (" + ClientName(i) + "'s) expires"
+	return fmt.Sprintf(Service(d.Lock).Expiry, ClientName(i))
 }
 
 func nodeName(d *Design, k int) string {
-	switch d.Lock {
-	case LockReplica:
-		if k == 0 {
-			return "the primary"
-		}
-		return "the replica"
-	case LockRedlock:
-		return "node " + strconv.Itoa(k+1)
+	switch f := Service(d.Lock); {
+	case f.Numbered:
+		return f.NodeLabel(k)
+	case k < len(f.Roles):
+		return "the " + f.Roles[k]
 	}
-	return "the Redis node"
+	return Service(d.Lock).NodeStory
 }
 
 // nodeHoldsFence reports whether a lock node keeps the fence counter (every
@@ -335,23 +374,10 @@ func sessionPauseNote(d *Design, ev *Event, p uint8) string {
 }
 
 // pollWords is a refused acquire in a folded line.
-func pollWords(d *Design) string {
-	switch d.Lock {
-	case LockRedlock:
-		return "SET " + LockKey + " … NX on every node → lost the vote"
-	case LockEtcd:
-		return "txn put-if-absent → not put"
-	}
-	return "SET " + LockKey + " … NX → (nil)"
-}
+func pollWords(d *Design) string { return Service(d.Lock).Poll }
 
 // renewerName is what renews client's lock while it holds it (renew=k).
-func renewerName(d *Design) string {
-	if d.Lock == LockEtcd {
-		return "keep-alive"
-	}
-	return "watchdog"
-}
+func renewerName(d *Design) string { return Service(d.Lock).Renewer }
 
 // frozenRenewWords says that client i's watchdog (keep-alive) was due by
 // now but frozen with its paused client, or "".

@@ -267,25 +267,9 @@ func storageRule(d *Design) string {
 
 // NodeLanes is how many per-node rows a timeline draws: one per Redis
 // node for Redlock and for a primary with its replica, none for one node.
-func NodeLanes(d *Design) int {
-	switch d.Lock {
-	case LockRedlock:
-		return d.Nodes
-	case LockReplica:
-		return 2
-	}
-	return 0
-}
+func NodeLanes(d *Design) int { return Service(d.Lock).Lanes(d) }
 
-func laneName(d *Design, k int) string {
-	if d.Lock == LockReplica {
-		if k == 0 {
-			return "primary"
-		}
-		return "replica"
-	}
-	return fmt.Sprintf("node %d", k+1)
-}
+func laneName(d *Design, k int) string { return Service(d.Lock).NodeLabel(k) }
 
 // watchdogRow marks, per tick, each renewal (A; A! when it failed) and
 // each client whose renewal is due while it is paused, its watchdog frozen
@@ -350,25 +334,9 @@ func WatchdogFrozen(d *Design, s *State, i int) bool {
 	return d.RenewTicks > 0 && c.Believes() && c.Timer != 0 && c.Timer <= s.Now
 }
 
-func watchdogName(d *Design) string {
-	switch d.Lock {
-	case LockEtcd:
-		return "keep-alive"
-	case LockZooKeeper:
-		return "heartbeat"
-	}
-	return "watchdog"
-}
+func watchdogName(d *Design) string { return Service(d.Lock).Beat }
 
-func watchdogLegend(d *Design) string {
-	switch d.Lock {
-	case LockZooKeeper:
-		return "heartbeat: x = X is paused and sends no heartbeats: its session runs out"
-	case LockEtcd:
-		return "keep-alive: X renewed its lease (X! failed); x = due, but frozen with X (paused)"
-	}
-	return "watchdog: X renewed its key (X! failed); x = due, but frozen with X (paused)"
-}
+func watchdogLegend(d *Design) string { return Service(d.Lock).BeatLegend }
 
 // ValidityLeft is the validity client i believes it has left in s, by its
 // own clock (what check=validity and Redlock's vote compare with zero), and

@@ -247,24 +247,7 @@ func lockNodes(d *model.Design) int {
 	return 1
 }
 
-func nodeLabel(d *model.Design, k int) string {
-	switch d.Lock {
-	case model.LockReplica:
-		if k == 0 {
-			return "primary"
-		}
-		return "replica"
-	case model.LockRedlock:
-		return fmt.Sprintf("node %d", k+1)
-	case model.LockEtcd:
-		return "etcd"
-	case model.LockZooKeeper:
-		return "ZooKeeper"
-	case model.LockDB:
-		return "lock table"
-	}
-	return "Redis"
-}
+func nodeLabel(d *model.Design, k int) string { return model.Service(d.Lock).NodeLabel(k) }
 
 // writeInspector writes the inspector: the initial state, then one entry
 // per step, the step at which the page's property breaks flagged.

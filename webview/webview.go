@@ -40,13 +40,6 @@ type Info struct {
 	StepHref string
 }
 
-// ClientStep reports whether a is a step of a client (its Client field
-// names the client), rather than of time or of the lock service (tick,
-// replicate, failover, node-crash, clock-jump). It asks the model's own
-// table (ActionKind.ByClient), as Action.String does to write
-// "<client> <verb> …".
-func ClientStep(a model.Action) bool { return a.Kind.ByClient() }
-
 // palette are the clients' colours, A first.
 var palette = [model.MaxClients]string{"#2563eb", "#d97706", "#059669", "#7c3aed", "#db2777", "#0d9488", "#ea580c", "#475569"}
 
@@ -123,16 +116,10 @@ func chip(d *model.Design, st *model.StepRecord) (label, class string) {
 	ev := &st.Event
 	switch st.Action.Kind {
 	case model.ActAcquire:
-		verb, refused := "SET", "nil"
-		switch d.Lock {
-		case model.LockZooKeeper:
-			verb, refused = "lock", "wait"
-		case model.LockEtcd:
-			verb, refused = "put", "exists"
-		case model.LockDB:
-			verb, refused = "FOR UPDATE", "blocks"
-		case model.LockRedlock:
-			verb = fmt.Sprintf("SET n%d", ev.Node+1)
+		svc := model.Service(d.Lock)
+		verb, refused := svc.Acquire, svc.Refused
+		if svc.Numbered {
+			verb += fmt.Sprintf(" n%d", ev.Node+1)
 		}
 		if ev.Result == model.ResRefused {
 			return refused, "refused"
@@ -167,10 +154,7 @@ func chip(d *model.Design, st *model.StepRecord) (label, class string) {
 	case model.ActArrive:
 		return fmt.Sprintf("write %d lands", ev.Value), "write"
 	case model.ActRenew:
-		verb := "renew"
-		if d.Lock == model.LockEtcd {
-			verb = "keep-alive"
-		}
+		verb := model.Service(d.Lock).Renew
 		if ev.Result != model.ResOK {
 			return verb + " failed", "rejected"
 		}
@@ -288,7 +272,7 @@ func writeTimeline(b *strings.Builder, r *model.Run, cols []tickInfo, info Info)
 			lines := []string{fmt.Sprintf("t=%d", c.row.Tick)}
 			lines = append(lines, state...)
 			for _, st := range c.steps {
-				if !ClientStep(st.Action) || int(st.Action.Client) != i {
+				if !st.Action.Kind.ByClient() || int(st.Action.Client) != i {
 					continue
 				}
 				label, cls := chip(d, st)
@@ -313,7 +297,7 @@ func writeTimeline(b *strings.Builder, r *model.Run, cols []tickInfo, info Info)
 		for _, c := range cols {
 			var chips []string
 			for _, st := range c.steps {
-				if ClientStep(st.Action) || st.Action.Kind == model.ActTick {
+				if st.Action.Kind.ByClient() || st.Action.Kind == model.ActTick {
 					continue
 				}
 				text := stepText(st)
@@ -381,7 +365,7 @@ func writeTimeline(b *strings.Builder, r *model.Run, cols []tickInfo, info Info)
 			}
 			var what []string
 			for _, st := range c.steps {
-				if ClientStep(st.Action) && int(st.Action.Client) == i && st.Event.Flags&model.EvUnsafe != 0 {
+				if st.Action.Kind.ByClient() && int(st.Action.Client) == i && st.Event.Flags&model.EvUnsafe != 0 {
 					what = append(what, stepText(st))
 				}
 			}
@@ -435,7 +419,7 @@ func writeRest(b *strings.Builder, r *model.Run, info Info) {
 // (failover, replication, node crash, clock jump)?
 func hasServiceSteps(r *model.Run) bool {
 	for k := range r.Steps {
-		if a := r.Steps[k].Action; a.Kind != model.ActTick && !ClientStep(a) {
+		if a := r.Steps[k].Action; a.Kind != model.ActTick && !a.Kind.ByClient() {
 			return true
 		}
 	}
@@ -546,15 +530,7 @@ func storageChip(d *model.Design, st model.Storage) string {
 }
 
 // frozenWords is a frozen watchdog (keep-alive, heartbeats) on hover.
-func frozenWords(d *model.Design, name string) string {
-	switch d.Lock {
-	case model.LockZooKeeper:
-		return name + " is paused: no heartbeats, its session runs out"
-	case model.LockEtcd:
-		return name + "'s keep-alive is due but frozen with it: no renewal"
-	}
-	return name + "'s watchdog is due but frozen with it: no renewal"
-}
+func frozenWords(d *model.Design, name string) string { return name + model.Service(d.Lock).Frozen }
 
 // writeValidity writes a row per client of a design that counts validity
 // (Redlock, check=validity): what it has left by its own clock in each tick

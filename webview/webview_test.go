@@ -121,9 +121,9 @@ func TestPageShowsTheLockService(t *testing.T) {
 	page := string(Page(r, Info{Title: "failover"}))
 	require.Contains(t, page, `<tr class="row-service"><th class="label">lock service</th><td class="cell" data-tick="1"><span class="chip fault" data-step="3" title="step 3: `+escape(model.Describe(&d, &r.Steps[2])))
 	require.Equal(t, 1, strings.Count(page, `data-step="3"`), "the failover is not drawn in a client's row")
-	require.True(t, ClientStep(sc.Trace[0]))
-	require.False(t, ClientStep(sc.Trace[2]))
-	require.False(t, ClientStep(model.Action{Kind: model.ActTick}))
+	require.True(t, sc.Trace[0].Kind.ByClient())
+	require.False(t, sc.Trace[2].Kind.ByClient())
+	require.False(t, model.ActTick.ByClient())
 
 	_, demo := demoPage(t, 2)
 	require.NotContains(t, demo, "row-service", "no lock-service row when the service does nothing on its own")

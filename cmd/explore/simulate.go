@@ -263,7 +263,7 @@ func finishSim(stdout, stderr io.Writer, cmd string, s *simSummary, asJSON bool,
 			continue
 		}
 		code = exitViolated
-		trace, err := parseSteps(r.Steps)
+		trace, err := parseSteps(&d, r.Steps)
 		if err != nil {
 			return failUsage(stdout, stderr, cmd, asJSON, fmt.Sprintf("%s: %v", r.Property, err))
 		}
@@ -319,14 +319,22 @@ func finishSim(stdout, stderr io.Writer, cmd string, s *simSummary, asJSON bool,
 	return code
 }
 
-func parseSteps(steps []string) ([]model.Action, error) {
+// maxSimSteps bounds a result's trace, as a scenario's is bounded.
+const maxSimSteps = 100000
+
+func parseSteps(d *model.Design, steps []string) ([]model.Action, error) {
 	trace := []model.Action{}
 	for i, st := range steps {
-		a, err := model.ParseAction(st)
+		a, n, err := model.ParseStep(d, st)
 		if err != nil {
 			return nil, fmt.Errorf("step %d: %v", i+1, err)
 		}
-		trace = append(trace, a)
+		if len(trace)+n > maxSimSteps {
+			return nil, fmt.Errorf("step %d: more than %d steps", i+1, maxSimSteps)
+		}
+		for ; n > 0; n-- {
+			trace = append(trace, a)
+		}
 	}
 	return trace, nil
 }
