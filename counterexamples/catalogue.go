@@ -339,7 +339,7 @@ func fixReport(d model.Design) (*explore.FixReport, error) {
 	if rep, ok := fixCache[d]; ok {
 		return rep, nil
 	}
-	rep, err := explore.Fix(explore.FixConfig{Design: d, Bounds: SearchBounds})
+	rep, err := explore.Fix(explore.FixConfig{Design: d, Bounds: SearchBounds, MaxChanges: 1})
 	if err != nil {
 		return nil, err
 	}
@@ -348,30 +348,95 @@ func fixReport(d model.Design) (*explore.FixReport, error) {
 }
 
 // preventedText is the "what would have prevented this" section: the
-// nearest designs (one change, then two) on which property holds without
-// breaking another, from explore.Fix.
+// nearest designs (one change) on which property holds, put to the test,
+// without breaking another, from explore.Fix, storage-side protection
+// first. For a lock-safety property that no neighbour keeps, it says why
+// (no lease-based lock stays exclusive against a pause longer than its
+// lease) and lists the nearest data-safe designs instead.
 func preventedText(name string, rep *explore.FixReport, property string) string {
 	var b strings.Builder
-	cands := rep.PerProperty[property]
-	fmt.Fprintf(&b, "the nearest designs to %s on which %s holds, nothing it kept breaks and every job can finish,\n", rep.Design.Name(), property)
-	fmt.Fprintf(&b, "each searched exhaustively with the same bounds and fault budget (go run ./cmd/explore fix -design %s -properties %s):\n", name, property)
-	if len(cands) == 0 {
-		fmt.Fprintf(&b, "  none within %d changes\n", rep.Distance)
-	}
-	for i, c := range cands {
-		if i == FixShown {
-			fmt.Fprintf(&b, "  … and %d more\n", len(cands)-i)
-			break
-		}
-		var what []string
-		for _, ch := range c.Changes {
-			what = append(what, ch.What)
-		}
-		fmt.Fprintf(&b, "  %d. %s (cost %d): %s\n     %s\n", i+1, c.ChangesText(), c.Cost, strings.Join(what, "; "), c.Name())
-		if why := c.Vacuity(property); why != "" {
-			fmt.Fprintf(&b, "     vacuous there: %s; no fault of the budget puts this fix to the test (listed after those it does)\n", why)
+	var real []explore.Candidate
+	for _, c := range rep.PerProperty[property] {
+		if c.Vacuity(property) == "" {
+			real = append(real, c)
 		}
 	}
-	fmt.Fprintf(&b, "(%d neighbour designs searched within %d change(s); costs rank the changes, see explore fix -h)\n", len(rep.Checked), rep.Distance)
+	cmd := fmt.Sprintf("go run ./cmd/explore fix -design %s -properties %s -changes %d", name, property, rep.Distance)
+	list := func(cands []explore.Candidate) {
+		for i, c := range cands {
+			if i == FixShown {
+				fmt.Fprintf(&b, "  … and %d more\n", len(cands)-i)
+				break
+			}
+			var what []string
+			for _, ch := range c.Changes {
+				what = append(what, ch.What)
+			}
+			fmt.Fprintf(&b, "  %d. %s (cost %d; %s): %s\n     %s\n", i+1, c.ChangesText(), c.Cost, c.Protection(), strings.Join(what, "; "), c.Name())
+		}
+	}
+	lease := model.ClassOf(property) == model.LockSafety && property != "own-release"
+	if len(real) == 0 && lease {
+		fmt.Fprintf(&b, "no design within %s of %s keeps %s, put to the test, against this fault budget: no\n", plural(rep.Distance, "change", "changes"), rep.Design.Name(), property)
+		fmt.Fprintf(&b, "lease-based lock stays exclusive against a pause longer than its lease, and a longer TTL\n")
+		fmt.Fprintf(&b, "only moves the bound (each is checked against faults that outlast it by as much: %s).\n", leaseVerdicts(rep))
+		fmt.Fprintf(&b, "Only the storage can refuse the late write: protect the data (a fencing token the storage\n")
+		fmt.Fprintf(&b, "checks, a compare-and-set, or the database's own transaction).\n")
+		switch {
+		case len(rep.ViolatedOf(model.DataSafety)) == 0:
+			fmt.Fprintf(&b, "Here the data is already safe (no-lost-update holds): lock-unsafe, data-safe.\n")
+		case len(rep.DataSafe) > 0:
+			fmt.Fprintf(&b, "The nearest data-safe designs (no-lost-update holds, put to the test; the lock may still break):\n")
+			list(rep.DataSafe)
+		default:
+			fmt.Fprintf(&b, "No design within %s keeps the data safe either.\n", plural(rep.Distance, "change", "changes"))
+		}
+	} else {
+		fmt.Fprintf(&b, "the nearest designs to %s on which %s holds, put to the test, nothing it kept breaks\n", rep.Design.Name(), property)
+		fmt.Fprintf(&b, "and every job can finish, storage-side protection first:\n")
+		if len(real) == 0 {
+			fmt.Fprintf(&b, "  none within %s\n", plural(rep.Distance, "change", "changes"))
+		}
+		list(real)
+	}
+	fmt.Fprintf(&b, "(each searched exhaustively with the same bounds and fault budget, a longer TTL against faults\n")
+	fmt.Fprintf(&b, "grown with it; %d neighbour designs within %s: %s)\n", len(rep.Checked), plural(rep.Distance, "change", "changes"), cmd)
 	return b.String()
+}
+
+// leaseVerdicts says what the longer TTLs (sessions) did: "ttl 10 → 15,
+// 20, 30, 40 still break it".
+func leaseVerdicts(rep *explore.FixReport) string {
+	var broke, held []string
+	for _, c := range rep.Leases {
+		if c.Grown == 0 {
+			continue
+		}
+		if c.Real() {
+			held = append(held, c.ChangesText())
+		} else {
+			broke = append(broke, c.Changes[0].To)
+		}
+	}
+	out := ""
+	if len(broke) > 0 {
+		key := ""
+		for _, c := range rep.Leases {
+			if c.Grown > 0 {
+				key = c.Changes[0].Key + " " + c.Changes[0].From + " → "
+				break
+			}
+		}
+		out = key + strings.Join(broke, ", ") + " no fix"
+	}
+	if len(held) > 0 {
+		if out != "" {
+			out += "; "
+		}
+		out += strings.Join(held, ", ") + " holds"
+	}
+	if out == "" {
+		return "no longer lease was judged"
+	}
+	return out
 }

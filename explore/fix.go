@@ -66,6 +66,77 @@ type Candidate struct {
 	// nothing about the design, only that the faults no longer hurt it: it
 	// is listed after those put to the test.
 	Vacuous []string
+	// Grown is how many ticks the faults of the budget grew for this
+	// neighbour: a longer TTL (ZooKeeper: session) is checked against
+	// faults that outlast it by as much as they outlasted the old one
+	// (model.GrowBudget), as no real pause is bounded by the TTL.
+	Grown int
+	// DataSafe: every data-safety property (model.DataSafety) the design
+	// violates holds here, put to the test, nothing the design kept
+	// breaks and every job can finish; the lock itself may still break.
+	DataSafe bool
+}
+
+// Real reports whether c is a fix put to the test: every chosen property
+// holds, none of the fixed ones only vacuously.
+func (c *Candidate) Real() bool { return c.Holds && len(c.Vacuous) == 0 }
+
+// Protection is what c's changes protect, the first rank of the fixes:
+// the storage refusing a late write (ProtectStorage) before a client's
+// own check (ProtectCheck), before other changes to the lock
+// (ProtectLock), before a longer lease (ProtectLease).
+func (c *Candidate) Protection() Protection {
+	best := ProtectLease
+	for _, ch := range c.Changes {
+		best = min(best, protectionOf(ch))
+	}
+	return best
+}
+
+// Protection ranks what a change protects.
+type Protection uint8
+
+const (
+	// ProtectStorage: the storage refuses the late write (a fencing token
+	// it checks, a compare-and-set, the database's own transaction).
+	ProtectStorage Protection = iota
+	// ProtectCheck: the client checks its lock's validity before acting.
+	ProtectCheck
+	// ProtectLock: another way to take, hold or release the lock.
+	ProtectLock
+	// ProtectLease: a longer or renewed lease (ttl, session, renew,
+	// watchdog): no lease outlasts a pause that is longer than it.
+	ProtectLease
+)
+
+func (p Protection) String() string {
+	switch p {
+	case ProtectStorage:
+		return "storage-side protection"
+	case ProtectCheck:
+		return "a client-side check"
+	case ProtectLock:
+		return "a change to the lock"
+	}
+	return "a longer or renewed lease"
+}
+
+func protectionOf(ch Change) Protection {
+	switch ch.Key {
+	case "storage", "fence", "counter", "tx":
+		return ProtectStorage
+	case "lock":
+		if ch.To == "db" {
+			return ProtectStorage // the work runs in the database's own transaction
+		}
+	case "check":
+		if ch.To == "validity" {
+			return ProtectCheck
+		}
+	case "ttl", "session", "renew", "watchdog":
+		return ProtectLease
+	}
+	return ProtectLock
 }
 
 // Vacuity is why the fixed property holds only vacuously here, "" if it
@@ -127,24 +198,28 @@ type FixProgress struct {
 	Seconds               float64
 }
 
-// rankVacuousLast moves the candidates on which property (every fixed
-// property, if "") holds only vacuously after the others, keeping the
-// order within each group.
-func rankVacuousLast(cs []Candidate, property string) []Candidate {
+// rankFixes orders fixes: those put to the test first (a candidate on
+// which property, or any fixed property if "", holds only vacuously goes
+// last), then by what they protect (Candidate.Protection: the storage
+// first, a longer lease last), then fewest changes, cheapest, by name.
+func rankFixes(cs []Candidate, property string) []Candidate {
 	vacuous := func(c *Candidate) bool {
 		if property == "" {
 			return len(c.Vacuous) > 0
 		}
 		return c.Vacuity(property) != ""
 	}
-	out := make([]Candidate, 0, len(cs))
-	for _, last := range []bool{false, true} {
-		for i := range cs {
-			if vacuous(&cs[i]) == last {
-				out = append(out, cs[i])
-			}
+	out := append([]Candidate(nil), cs...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := &out[i], &out[j]
+		if va, vb := vacuous(a), vacuous(b); va != vb {
+			return vb
 		}
-	}
+		if pa, pb := a.Protection(), b.Protection(); pa != pb {
+			return pa < pb
+		}
+		return less(a, b)
+	})
 	return out
 }
 
@@ -155,12 +230,27 @@ type FixReport struct {
 	Original   *Report  // the design's own search
 	Violated   []string // chosen properties the design violates
 	// Checked are every valid neighbour searched, nearest first (changes,
-	// cost, name); Fixes are those that hold, in the same order, except
-	// that those that hold only vacuously (Candidate.Vacuous) come last.
+	// cost, name). Fixes are those on which every chosen property holds,
+	// put to the test (Candidate.Real), storage-side protection first
+	// (rankFixes); Vacuous are those on which a fixed property holds only
+	// vacuously (no fault of the budget reached it): never a fix.
 	Checked []Candidate
 	Fixes   []Candidate
+	Vacuous []Candidate
+	// DataSafe are the neighbours, not among Fixes, on which the data stays
+	// safe though the lock may not (Candidate.DataSafe), ranked as Fixes;
+	// empty when the design violates no data-safety property. Here and in
+	// Fixes and Vacuous, two changes of which one alone is already a fix
+	// (or, for DataSafe, data-safe) are left out: the other is not needed.
+	DataSafe []Candidate
+	// Leases are the neighbours that change only the lease, by one change
+	// (ttl, session, renew, watchdog), nearest first, each checked against faults grown
+	// with it (Candidate.Grown); Ungrown are the lease changes not judged,
+	// as a fault of the budget could not grow past model.MaxWaitTicks.
+	Leases  []Candidate
+	Ungrown []string
 	// Per property violated by the design: the neighbours on which it
-	// holds (all-done seen), nearest first, those on which it holds only
+	// holds (all-done seen), ranked as Fixes, those on which it holds only
 	// vacuously last.
 	PerProperty map[string][]Candidate
 	Distance    int // the most changes searched (0: the design is safe)
@@ -174,6 +264,53 @@ type FixReport struct {
 // Safe reports whether the design itself already satisfies every chosen
 // property.
 func (r *FixReport) Safe() bool { return len(r.Violated) == 0 }
+
+// VacuouslySafe reports whether the design satisfies every chosen
+// property, some only vacuously: nothing to fix, and nothing tested.
+func (r *FixReport) VacuouslySafe() bool {
+	if !r.Safe() {
+		return false
+	}
+	for _, p := range r.Properties {
+		if res, ok := r.Original.Result(p); ok && res.Vacuous != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// ViolatedOf are the chosen properties the design violates that protect c.
+func (r *FixReport) ViolatedOf(c model.Class) []string {
+	var out []string
+	for _, p := range r.Violated {
+		if model.ClassOf(p) == c {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// LockKept reports whether some neighbour keeps every lock-safety property
+// the design violates, put to the test (every other property apart).
+func (r *FixReport) LockKept() bool {
+	lock := r.ViolatedOf(model.LockSafety)
+	for i := range r.Checked {
+		c := &r.Checked[i]
+		if c.Stopped || len(c.Breaks) > 0 || !allDone(c) {
+			continue
+		}
+		ok := true
+		for _, p := range lock {
+			if res, found := c.Result(p); !found || res.Status != Holds || res.Vacuous != "" {
+				ok = false
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
 
 // witness is the sometimes property a fix must show: the jobs can finish.
 const witness = "all-done"
@@ -256,9 +393,11 @@ func Fix(cfg FixConfig) (*FixReport, error) {
 	for _, v := range rep.Violated {
 		need[v] = true
 	}
+	data := rep.ViolatedOf(model.DataSafety)
 	for dist := 1; dist <= maxChanges; dist++ {
-		cands, skipped := neighbours(d, dist, seen)
+		cands, skipped, ungrown := neighbours(d, dist, seen)
 		rep.Skipped += skipped
+		rep.Ungrown = append(rep.Ungrown, ungrown...)
 		rep.Distance = dist
 		finished := 0
 		checkAll(ctx, cands, checked, nb, rep.Violated, func(done int) {
@@ -273,18 +412,28 @@ func Fix(cfg FixConfig) (*FixReport, error) {
 		sortCandidates(cands)
 		for i := range cands {
 			c := &cands[i]
-			judge(c, rep.Violated, held)
+			judge(c, rep.Violated, held, data)
 			if c.Undecided() {
 				rep.Undecided++
 			}
 			rep.Checked = append(rep.Checked, *c)
-			if c.Holds {
+			switch {
+			case c.Real():
 				rep.Fixes = append(rep.Fixes, *c)
+			case c.Holds:
+				rep.Vacuous = append(rep.Vacuous, *c)
+			case c.DataSafe:
+				rep.DataSafe = append(rep.DataSafe, *c)
+			}
+			if c.Protection() == ProtectLease && len(c.Changes) == 1 {
+				rep.Leases = append(rep.Leases, *c)
 			}
 			if allDone(c) && len(c.Breaks) == 0 {
 				for _, f := range c.Fixes {
 					rep.PerProperty[f] = append(rep.PerProperty[f], *c)
-					delete(need, f)
+					if c.Vacuity(f) == "" {
+						delete(need, f)
+					}
 				}
 			}
 		}
@@ -292,12 +441,47 @@ func Fix(cfg FixConfig) (*FixReport, error) {
 			break
 		}
 	}
-	rep.Fixes = rankVacuousLast(rep.Fixes, "")
+	rep.Fixes = rankFixes(rep.Fixes, "")
+	fixed := singles(rep.Fixes)
+	rep.DataSafe = rankFixes(undominated(rep.DataSafe, fixed, singles(rep.DataSafe)), "")
+	rep.Vacuous = undominated(rep.Vacuous, fixed)
+	rep.Fixes = undominated(rep.Fixes, fixed)
 	for p, cs := range rep.PerProperty {
-		rep.PerProperty[p] = rankVacuousLast(cs, p)
+		rep.PerProperty[p] = rankFixes(cs, p)
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// singles are the changes that are, alone, one of cs.
+func singles(cs []Candidate) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range cs {
+		if len(c.Changes) == 1 {
+			out[c.Changes[0].String()] = true
+		}
+	}
+	return out
+}
+
+// undominated drops the candidates of two changes of which one alone is
+// already in one of the sets: the other change is not needed for it.
+func undominated(cs []Candidate, sets ...map[string]bool) []Candidate {
+	out := cs[:0:0]
+	for _, c := range cs {
+		dominated := false
+		if len(c.Changes) > 1 {
+			for _, ch := range c.Changes {
+				for _, set := range sets {
+					dominated = dominated || set[ch.String()]
+				}
+			}
+		}
+		if !dominated {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func alwaysNames() []string {
@@ -343,8 +527,9 @@ func checkAll(ctx context.Context, cands []Candidate, props []model.Property, b 
 	wg.Wait()
 }
 
-// judge fills Fixes, Breaks and Holds from the results.
-func judge(c *Candidate, violated, held []string) {
+// judge fills Fixes, Breaks, Holds and DataSafe from the results; data
+// are the data-safety properties among violated.
+func judge(c *Candidate, violated, held, data []string) {
 	if c.Stopped {
 		return // it breaks every violated property: no fix
 	}
@@ -362,6 +547,12 @@ func judge(c *Candidate, violated, held []string) {
 		}
 	}
 	c.Holds = allDone(c) && len(c.Breaks) == 0 && len(c.Fixes) == len(violated)
+	c.DataSafe = len(data) > 0 && allDone(c) && len(c.Breaks) == 0
+	for _, p := range data {
+		if r, ok := c.Result(p); !ok || r.Status != Holds || r.Vacuous != "" {
+			c.DataSafe = false
+		}
+	}
 }
 
 func allDone(c *Candidate) bool {
@@ -384,34 +575,46 @@ func (c *Candidate) Undecided() bool {
 }
 
 func sortCandidates(cs []Candidate) {
-	sort.SliceStable(cs, func(i, j int) bool {
-		a, b := &cs[i], &cs[j]
-		if len(a.Changes) != len(b.Changes) {
-			return len(a.Changes) < len(b.Changes)
-		}
-		if a.Cost != b.Cost {
-			return a.Cost < b.Cost
-		}
-		return a.Name() < b.Name()
-	})
+	sort.SliceStable(cs, func(i, j int) bool { return less(&cs[i], &cs[j]) })
+}
+
+// less is the nearest-first order: fewest changes, cheapest, by name.
+func less(a, b *Candidate) bool {
+	if len(a.Changes) != len(b.Changes) {
+		return len(a.Changes) < len(b.Changes)
+	}
+	if a.Cost != b.Cost {
+		return a.Cost < b.Cost
+	}
+	return a.Name() < b.Name()
 }
 
 // Neighbours are the valid designs exactly dist changes (1 or 2) from d,
 // nearest first, each with its cheapest list of changes; skipped counts
 // the names the grammar refused.
 func Neighbours(d model.Design, dist int) (cands []Candidate, skipped int) {
-	return neighbours(d, dist, map[string]bool{d.Name(): true})
+	cands, skipped, _ = neighbours(d, dist, map[string]bool{d.Name(): true})
+	return cands, skipped
 }
 
 // neighbours lists the designs dist changes from d whose names are not in
-// seen (and adds them).
-func neighbours(d model.Design, dist int, seen map[string]bool) ([]Candidate, int) {
+// seen (and adds them); ungrown are the changes whose faults could not
+// grow with the lease (model.GrowBudget), not judged.
+func neighbours(d model.Design, dist int, seen map[string]bool) ([]Candidate, int, []string) {
 	singles := changes(d)
 	best := map[string]*Candidate{}
 	var order []string
+	var ungrown []string
 	skipped := 0
 	try := func(chs []Change) {
-		n, err := apply(d, chs)
+		n, grown, err := apply(d, chs)
+		if err == errUngrown {
+			if len(chs) == 1 {
+				ungrown = append(ungrown, chs[0].String())
+			}
+			skipped++
+			return
+		}
 		if err != nil || inert(&n, chs) {
 			skipped++
 			return
@@ -430,7 +633,7 @@ func neighbours(d model.Design, dist int, seen map[string]bool) ([]Candidate, in
 			}
 			return
 		}
-		best[name] = &Candidate{Design: n, Changes: chs, Cost: cost}
+		best[name] = &Candidate{Design: n, Changes: chs, Cost: cost, Grown: grown}
 		order = append(order, name)
 	}
 	switch dist {
@@ -453,7 +656,7 @@ func neighbours(d model.Design, dist int, seen map[string]bool) ([]Candidate, in
 		out = append(out, *best[name])
 	}
 	sortCandidates(out)
-	return out, skipped
+	return out, skipped, ungrown
 }
 
 // inert reports whether a change cannot act on n at all, so that n
@@ -462,13 +665,17 @@ func neighbours(d model.Design, dist int, seen map[string]bool) ([]Candidate, in
 // subtracts (neither Redlock nor check=validity), a token-checking storage
 // that is sent no token (fence=none: every request carries token 0, which
 // max-token, max-write and cond-update accept without recording, as plain
-// storage does).
+// storage does), a token sent to a plain storage, which ignores it.
 func inert(n *model.Design, chs []Change) bool {
 	for _, c := range chs {
 		switch c.Key {
 		case "storage":
 			if n.Fence == model.FenceNone && n.Storage != model.StorageCAS && (c.From == "plain" || c.From == "max-token" || c.From == "max-write" || c.From == "cond-update") {
 				return true
+			}
+		case "fence":
+			if n.Storage == model.StoragePlain && n.Counter != model.CounterExternal {
+				return true // a plain storage ignores every token
 			}
 		case "restart", "persist":
 			if n.NodeCrashes == 0 {
@@ -483,8 +690,13 @@ func inert(n *model.Design, chs []Change) bool {
 	return false
 }
 
-// apply writes the changes into d's canonical name and parses it back.
-func apply(d model.Design, chs []Change) (model.Design, error) {
+// errUngrown: a lease change whose faults cannot grow with it.
+var errUngrown = errors.New("the faults cannot grow with the lease")
+
+// apply writes the changes into d's canonical name and parses it back,
+// with d's fault budget, grown by as many ticks as the lock now lives
+// longer (grown; model.GrowBudget).
+func apply(d model.Design, chs []Change) (n model.Design, grown int, err error) {
 	parts := strings.Split(d.Name(), ",")
 	segs := strings.Split(parts[0], "/")
 	params := parts[1:]
@@ -501,18 +713,28 @@ func apply(d model.Design, chs []Change) (model.Design, error) {
 		}
 		params = append(kept, c.Key+"="+c.To)
 	}
-	n, err := model.ParseDesign(strings.Join(append([]string{strings.Join(segs, "/")}, params...), ","))
+	n, err = model.ParseDesign(strings.Join(append([]string{strings.Join(segs, "/")}, params...), ","))
 	if err != nil {
-		return n, err
+		return n, 0, err
 	}
 	// a longer TTL would re-derive the fault lengths and the horizon: the
-	// neighbour keeps d's, so that it is checked against the same faults
+	// neighbour keeps d's, then grows them by as much as the lock now
+	// lives longer, so that each fault outlasts the new lease as it
+	// outlasted the old (a longer TTL checked against the same pause holds
+	// only because the pause stayed short)
 	keys := map[string]bool{}
 	for _, c := range chs {
 		keys[c.Key] = true
 	}
 	model.KeepBudget(&n, &d, keys)
-	return n, nil
+	grown, ok := model.GrowBudget(&n, &d)
+	if !ok {
+		return n, 0, errUngrown
+	}
+	if err := n.Validate(); err != nil {
+		return n, 0, err
+	}
+	return n, grown, nil
 }
 
 func segIndex(key string) int {
@@ -735,7 +957,7 @@ var knobs = []knob{
 			if to < from {
 				return 1, fmt.Sprintf("a shorter TTL (%d ticks)", to)
 			}
-			return 1 + (to-from)/10, fmt.Sprintf("a longer TTL (%d ticks): a crashed holder keeps the others waiting %d ticks longer; safe only while no pause, slow job or delay outlasts it (these bounds: %s)", to, to-from, outlasts(d))
+			return 1 + (to-from)/10, fmt.Sprintf("a longer TTL (%d ticks): a crashed holder keeps the others waiting %d ticks longer; checked against faults %d ticks longer too (%s), as no real pause is bounded by the TTL", to, to-from, to-from, outlasts(d, to-from))
 		}),
 	intKnob("renew", func(d *model.Design) *int { return &d.RenewTicks },
 		func(c int, d *model.Design) []int {
@@ -771,6 +993,9 @@ var knobs = []knob{
 	intKnob("session", func(d *model.Design) *int { return &d.SessionTicks },
 		func(c int, d *model.Design) []int { return []int{c / 2, 2 * c, 3 * c} },
 		func(d *model.Design, from, to int) (int, string) {
+			if to > from {
+				return 1, fmt.Sprintf("a session timeout of %d ticks: checked against faults %d ticks longer too (%s), as no real pause is bounded by the session", to, to-from, outlasts(d, to-from))
+			}
 			return 1, fmt.Sprintf("a session timeout of %d ticks", to)
 		}),
 	intKnob("persist", func(d *model.Design) *int { return &d.Persist },
@@ -820,21 +1045,27 @@ func Knobs() []string {
 	return out
 }
 
-// outlasts names the longest waits of d's fault budget, which a longer TTL
-// must outlast.
-func outlasts(d *model.Design) string {
+// outlasts names the longest waits of d's fault budget grown by delta
+// ticks, which a longer lease is checked against.
+func outlasts(d *model.Design, delta int) string {
 	var out []string
 	if d.Pauses > 0 {
-		out = append(out, fmt.Sprintf("pauses up to %d ticks", d.MaxPauseTicks))
+		out = append(out, fmt.Sprintf("pauses up to %d ticks", d.MaxPauseTicks+delta))
 	}
 	if d.SlowJobs > 0 {
-		out = append(out, fmt.Sprintf("slow work %d ticks", d.SlowWorkTicks))
+		out = append(out, fmt.Sprintf("slow work %d ticks", d.SlowWorkTicks+delta))
 	}
 	if d.Delays > 0 {
-		out = append(out, fmt.Sprintf("delays up to %d ticks", d.MaxDelayTicks))
+		out = append(out, fmt.Sprintf("delays up to %d ticks", d.MaxDelayTicks+delta))
+	}
+	if d.Partitions > 0 {
+		out = append(out, fmt.Sprintf("partitions of %d ticks", d.PartitionTicks+delta))
+	}
+	if d.ClockJumps > 0 {
+		out = append(out, fmt.Sprintf("clock jumps of %d ticks", d.JumpTicks+delta))
 	}
 	if len(out) == 0 {
-		return "no pause, slow job or delay"
+		return "no pause, slow job, delay, partition or clock jump in the budget"
 	}
 	return strings.Join(out, ", ")
 }

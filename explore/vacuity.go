@@ -2,6 +2,7 @@ package explore
 
 import (
 	"fmt"
+	"strings"
 
 	"lockcheck/model"
 )
@@ -10,23 +11,106 @@ import (
 // a witness counts as "not found".
 var HintMaxStates = 4_000_000
 
-// Hint says how to make a vacuous verdict on d meaningful: the least
-// max-pause (with pauses=1 when d has none) at which some lock expires or
-// is lost while its holder believes in it, found by search. Longer pauses
-// allow every behaviour of shorter ones, so the witness is monotone in
-// max-pause: a first probe at the derived default (else at the largest
-// pause) finds a length that works, and a bisection down to d's own
-// max-pause finds the least; each probe stops at its first witness. A probe
-// cut short by HintMaxStates counts as not found, so the hint is the least
-// length found to work. A horizon at its derived default follows the pause;
-// a horizon given explicitly stays.
+// Hint says how to make a vacuous verdict on d meaningful: the fault that
+// would put it to the test, and its least length, found by search. The
+// fault kinds are tried in the order that suits the question d asks: a
+// design whose budget has network faults (a partition, a held or lost
+// request) and no slow job is asked first for a slow job, as a partition
+// or a held request matters only while its holder is still working;
+// otherwise first for a pause (pauses=1 when d has none), then a slow job.
+// For each kind, the least length (max-pause, slow-work) at which some lock
+// expires or is lost while its holder believes in it: longer faults allow
+// every behaviour of shorter ones, so the witness is monotone in the
+// length; a first probe at the derived default (else at the largest)
+// finds a length that works, and a bisection down to d's own finds the
+// least; each probe stops at its first witness. A probe cut short by
+// HintMaxStates counts as not found. A horizon at its derived default
+// follows the fault; a horizon given explicitly stays.
 func Hint(d model.Design, b Bounds) (string, error) {
+	kinds := []hintKind{pauseHint(d), slowHint(d)}
+	if (d.Partitions > 0 || d.Delays > 0 || d.Losses > 0) && d.SlowJobs == 0 {
+		kinds[0], kinds[1] = kinds[1], kinds[0]
+	}
+	var notFound []string
+	for _, k := range kinds {
+		if k.lo >= model.MaxWaitTicks {
+			notFound = append(notFound, fmt.Sprintf("no %s can be longer than %d ticks", k.fault, model.MaxWaitTicks))
+			continue
+		}
+		m, complete, err := leastLength(d, b, k)
+		if err != nil {
+			return "", err
+		}
+		if m > 0 {
+			return k.words(m), nil
+		}
+		if complete {
+			notFound = append(notFound, fmt.Sprintf("no %s of up to %d ticks makes a lock expire while held within horizon %d",
+				k.fault, model.MaxWaitTicks, k.with(model.MaxWaitTicks).HorizonTicks))
+		} else {
+			notFound = append(notFound, fmt.Sprintf("no %s of up to %d ticks was found to make a lock expire while held within %s states of search",
+				k.fault, model.MaxWaitTicks, thousands(HintMaxStates)))
+		}
+	}
+	return strings.Join(notFound, "; ") + ": add another fault", nil
+}
+
+// hintKind is one fault kind Hint may suggest: d with that fault of
+// length m, the length d already has (not enough), the derived default,
+// and the advice for the least length found.
+type hintKind struct {
+	fault   string
+	with    func(m int) model.Design
+	lo, def int
+	words   func(m int) string
+}
+
+func pauseHint(d model.Design) hintKind {
 	pauses, lo := d.Pauses, d.MaxPauseTicks
 	if pauses == 0 {
 		pauses, lo = 1, 0
 	}
+	return hintKind{fault: "pause", lo: lo, def: model.DerivedMaxPause(&d),
+		with: func(m int) model.Design { return model.WithPauses(d, pauses, m) },
+		words: func(m int) string {
+			if d.Pauses == 0 {
+				return fmt.Sprintf("add a pause: pauses=1 and max-pause at least %d", m)
+			}
+			return fmt.Sprintf("raise max-pause to at least %d", m)
+		}}
+}
+
+func slowHint(d model.Design) hintKind {
+	slow, lo := d.SlowJobs, d.SlowWorkTicks
+	if slow == 0 {
+		slow, lo = 1, d.WorkTicks
+	}
+	why := ""
+	switch {
+	case d.Partitions > 0:
+		why = " (a partition matters only while its holder is still working)"
+	case d.Delays > 0 || d.Losses > 0:
+		why = " (a held or resent request matters only while its holder is still working)"
+	}
+	return hintKind{fault: "slow job", lo: lo, def: model.DerivedSlowWork(&d),
+		with: func(m int) model.Design { return model.WithSlow(d, slow, m) },
+		words: func(m int) string {
+			if d.SlowJobs == 0 {
+				return fmt.Sprintf("add a slow job: slow=1 and slow-work at least %d%s", m, why)
+			}
+			return fmt.Sprintf("raise slow-work to at least %d%s", m, why)
+		}}
+}
+
+// leastLength is the least length of k's fault at which a lock is lost
+// while held, 0 if none is found; complete says the last probe that found
+// none explored its whole space.
+func leastLength(d model.Design, b Bounds, k hintKind) (int, bool, error) {
 	probe := func(m int) (seen, complete bool, err error) {
-		dd := model.WithPauses(d, pauses, m)
+		dd := k.with(m)
+		if err := dd.Validate(); err != nil {
+			return false, true, nil // a length the grammar refuses (slow-work = work) shows nothing
+		}
 		rep, err := Check(Config{Design: dd, Properties: []model.Property{model.LockLostProperty},
 			Bounds: Bounds{Symmetry: b.Symmetry, Workers: b.Workers, MaxStates: HintMaxStates}})
 		if err != nil {
@@ -35,33 +119,26 @@ func Hint(d model.Design, b Bounds) (string, error) {
 		return rep.Results[0].Status == Seen, rep.Stats.Complete, nil
 	}
 	top := model.MaxWaitTicks
-	if lo >= top {
-		return fmt.Sprintf("no pause can be longer than %d ticks: lengthen the work (slow=1) or shorten the TTL", top), nil
-	}
-	hi := min(max(model.DerivedMaxPause(&d), lo+1), top)
+	lo := k.lo
+	hi := min(max(k.def, lo+1), top)
 	seen, complete, err := probe(hi)
 	if err != nil {
-		return "", err
+		return 0, false, err
 	}
 	if !seen && hi < top {
 		hi = top
 		if seen, complete, err = probe(hi); err != nil {
-			return "", err
+			return 0, false, err
 		}
 	}
 	if !seen {
-		if complete {
-			return fmt.Sprintf("no pause of up to %d ticks makes a lock expire while held within horizon %d: add another fault",
-				top, model.WithPauses(d, pauses, top).HorizonTicks), nil
-		}
-		return fmt.Sprintf("no pause of up to %d ticks was found to make a lock expire while held within %s states of search",
-			top, thousands(HintMaxStates)), nil
+		return 0, complete, nil
 	}
 	for hi-lo > 1 { // seen at hi; not seen (or not found) at lo
 		mid := (lo + hi) / 2
 		ok, _, err := probe(mid)
 		if err != nil {
-			return "", err
+			return 0, false, err
 		}
 		if ok {
 			hi = mid
@@ -69,10 +146,7 @@ func Hint(d model.Design, b Bounds) (string, error) {
 			lo = mid
 		}
 	}
-	if d.Pauses == 0 {
-		return fmt.Sprintf("add a pause: pauses=1 and max-pause at least %d", hi), nil
-	}
-	return fmt.Sprintf("raise max-pause to at least %d", hi), nil
+	return hi, true, nil
 }
 
 func thousands(n int) string {

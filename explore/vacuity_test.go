@@ -118,3 +118,22 @@ func TestForeignReleaseWitness(t *testing.T) {
 	res, _ = rep.Result("own-release")
 	require.Equal(t, Violated, res.Status)
 }
+
+// A partition question is tested by a slow job, not a pause: the hint of
+// a design whose budget has a partition and no slow job names a slow job
+// (before, it always said "add a pause"), and the least slow-work found
+// loses a lock while one tick less does not.
+func TestHintNamesTheFaultThatFits(t *testing.T) {
+	d, err := model.ParseDesign("etcd/cad/none/plain,renew=3,pauses=0,partitions=1")
+	require.NoError(t, err)
+	hint, err := Hint(d, Bounds{Symmetry: true})
+	require.NoError(t, err)
+	require.Equal(t, "add a slow job: slow=1 and slow-work at least 10 (a partition matters only while its holder is still working)", hint)
+	lost := func(work int) bool {
+		rep, err := Check(Config{Design: model.WithSlow(d, 1, work), Properties: []model.Property{model.LockLostProperty}, Bounds: Bounds{Symmetry: true}})
+		require.NoError(t, err)
+		return rep.Results[0].Status == Seen
+	}
+	require.True(t, lost(10))
+	require.False(t, lost(9))
+}

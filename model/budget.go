@@ -196,3 +196,56 @@ func Override(d Design, settings ...Setting) (Design, error) {
 	}
 	return d, nil
 }
+
+// GrowBudget lengthens d's faults by as many ticks as its lock lives
+// longer than from's (the TTL; ZooKeeper: the session): every pause, slow
+// job's work, held request, partition and node clock jump of the budget
+// outlasts the new lifetime by as much as it outlasted the old one, and
+// the horizon makes room for them (ttl + 2 × the longest fault, at most
+// MaxHorizonTicks). No real pause, GC, VM migration or swap is bounded by
+// the TTL: a longer TTL checked against the same faults holds only because
+// the faults stayed short. It returns how many ticks the faults grew (0: d
+// lives no longer than from, and d is unchanged), and false when a fault
+// would have to grow past MaxWaitTicks, so that d cannot be judged fairly.
+func GrowBudget(d *Design, from *Design) (int, bool) {
+	delta := lifetime(d) - lifetime(from)
+	if delta <= 0 {
+		return 0, true
+	}
+	grow := func(used bool, f *int) bool {
+		if !used {
+			return true
+		}
+		if *f+delta > MaxWaitTicks {
+			return false
+		}
+		*f += delta
+		return true
+	}
+	ok := grow(d.Pauses > 0, &d.MaxPauseTicks)
+	ok = grow(d.SlowJobs > 0, &d.SlowWorkTicks) && ok
+	ok = grow(d.Delays > 0, &d.MaxDelayTicks) && ok
+	ok = grow(d.Partitions > 0, &d.PartitionTicks) && ok
+	ok = grow(d.ClockJumps > 0, &d.JumpTicks) && ok
+	longest := max(d.MaxPauseTicks, d.SlowWorkTicks, d.MaxDelayTicks, d.PartitionTicks)
+	d.HorizonTicks = clampTicks(max(d.HorizonTicks, lifetime(d)+2*longest), MaxHorizonTicks)
+	return delta, ok
+}
+
+// Lifetime is how long a granted lock lives without renewal: the TTL, or
+// a ZooKeeper session's timeout.
+func Lifetime(d *Design) int { return lifetime(d) }
+
+// WithSlow is d with slow and slow-work set; a horizon at its derived
+// default follows the new work length, a horizon given explicitly stays.
+func WithSlow(d Design, slow, work int) Design {
+	derived := d.HorizonTicks == derivedDefault(&d, "horizon", d.HorizonTicks)
+	d.SlowJobs, d.SlowWorkTicks = slow, work
+	if derived {
+		d.HorizonTicks = derivedDefault(&d, "horizon", d.HorizonTicks)
+	}
+	return d
+}
+
+// DerivedSlowWork is the slow-work d's TTL and work derive (the default).
+func DerivedSlowWork(d *Design) int { return derivedDefault(d, "slow-work", d.SlowWorkTicks) }

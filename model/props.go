@@ -258,3 +258,40 @@ func ParseProperties(list string) ([]Property, error) {
 	}
 	return out, nil
 }
+
+// Class is what an always-property protects.
+type Class uint8
+
+const (
+	// LockSafety: the lock itself is exclusive (exclusive, mutex,
+	// own-release). A lease-based lock loses it whenever a holder outlives
+	// its lease (a pause, a slow job, a held request), whatever the TTL.
+	LockSafety Class = iota
+	// DataSafety: the data the lock protects stays right (no-lost-update):
+	// what a fencing token checked by the storage, a compare-and-set or the
+	// database's own transaction keeps even when the lock breaks.
+	DataSafety
+	// Liveness: no live client waits for ever (progress).
+	Liveness
+)
+
+func (c Class) String() string {
+	switch c {
+	case DataSafety:
+		return "data safety"
+	case Liveness:
+		return "liveness"
+	}
+	return "lock safety"
+}
+
+// ClassOf is what the always-property named name protects.
+func ClassOf(name string) Class {
+	switch name {
+	case "no-lost-update":
+		return DataSafety
+	case "progress":
+		return Liveness
+	}
+	return LockSafety
+}

@@ -434,6 +434,8 @@ func writeCheckText(w io.Writer, a *checkArgs, rep *explore.Report, violated []e
 		fmt.Fprintf(w, "design %s\n", d.Name())
 	}
 	fmt.Fprintf(w, "bounds: %s\n\n", counterexamples.BoundsText(d, a.bounds))
+	sum := explore.Summarize(rep)
+	fmt.Fprintf(w, "verdict: %s: %s (within the bounds above)\n\n", sum.Verdict, sum.Text)
 	for _, r := range rep.Results {
 		fmt.Fprintf(w, "  %-19s %s\n", r.Property, statusText(r, rep))
 	}
@@ -498,11 +500,21 @@ func bytesPerState(st explore.Stats) float64 {
 type checkJSON struct {
 	Design         string          `json:"design"`
 	Bounds         checkBoundsJSON `json:"bounds"`
+	Summary        checkSumJSON    `json:"summary"` // the verdict in one line (explore.Summarize)
 	Results        []checkResJSON  `json:"results"`
 	Stats          checkStatsJSON  `json:"stats"`
 	Coverage       checkCovJSON    `json:"coverage"`
 	Counterexample *checkCexJSON   `json:"counterexample"`  // the first violated property's; null if none
 	Files          []string        `json:"files,omitempty"` // counterexample files written (-out)
+}
+
+// checkSumJSON is the design's verdict: verdict is one of "safe within
+// bounds", "probably safe", "lock-unsafe, data-safe", "lock-unsafe",
+// "loses updates", "stuck", "holds only vacuously",
+// "incomplete"; text names the properties behind it and the bounds.
+type checkSumJSON struct {
+	Verdict string `json:"verdict"`
+	Text    string `json:"text"`
 }
 
 // checkBoundsJSON is every bound the text's bounds line shows: the
@@ -640,6 +652,7 @@ func writeCheckJSON(w io.Writer, a *checkArgs, rep *explore.Report, violated []e
 			PauseAt: d.PauseAt.String(), DelayAt: d.DelayAt.String(), LoseAt: d.LoseAt.String(), CrashAt: d.CrashAt.String(),
 			MaxStates: a.bounds.MaxStates, MaxMemoryMB: a.bounds.MaxMemory >> 20, BitstateBits: a.bounds.Bitstate, Symmetry: a.bounds.Symmetry, First: a.first,
 		},
+		Summary:  summaryJSON(rep, counterexamples.BoundsText(d, a.bounds)),
 		Results:  []checkResJSON{},
 		Coverage: checkCovJSON{FaultsUsed: resultFaults(explore.Result{}, rep), LockLostWhileHeld: rep.Coverage.LockLost},
 		Files:    files,
@@ -683,6 +696,11 @@ func writeCheckJSON(w io.Writer, a *checkArgs, rep *explore.Report, violated []e
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+func summaryJSON(rep *explore.Report, bounds string) checkSumJSON {
+	sum := explore.Summarize(rep)
+	return checkSumJSON{Verdict: sum.Verdict, Text: sum.Text + "; within bounds: " + bounds}
 }
 
 // traceFaults names the fault kinds of a trace, in action order, or none.

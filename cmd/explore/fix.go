@@ -40,10 +40,16 @@ func parseFixArgs(args []string) (a fixArgs, help bool, usage string, err error)
 	var u strings.Builder
 	fmt.Fprintln(&u, "usage: explore fix -design NAME [flags]")
 	fmt.Fprintln(&u, "Searches the designs one changed axis value or parameter away (then two), each exhaustively")
-	fmt.Fprintln(&u, "with the same bounds and fault budget, and lists those on which the properties hold; those")
-	fmt.Fprintln(&u, "on which a fixed property holds only vacuously (no fault of the budget puts it to the test,")
-	fmt.Fprintln(&u, "as when a longer TTL outlasts every pause) are listed last.")
-	fmt.Fprintln(&u, "Exit codes: 0 the design is safe or a fix was found, 1 no fix within the distance, 2 bad input, 3 stopped by a signal (SIGINT, SIGTERM) before a verdict.")
+	fmt.Fprintln(&u, "with the same bounds and fault budget, and lists the fixes: those on which the properties hold,")
+	fmt.Fprintln(&u, "put to the test by a fault, storage-side protection first (a fencing token the storage checks,")
+	fmt.Fprintln(&u, "a compare-and-set, the database's transaction), then a client's validity check, other changes")
+	fmt.Fprintln(&u, "to the lock, and a longer or renewed lease last. A longer TTL (session) is checked against")
+	fmt.Fprintln(&u, "faults that grow with it, as no real pause is bounded by the TTL. When the lock breaks and no")
+	fmt.Fprintln(&u, "neighbour keeps it exclusive, it says so and lists the data-safe designs (no-lost-update holds:")
+	fmt.Fprintln(&u, "lock-unsafe, data-safe). A property that holds only vacuously is never counted as fixed.")
+	fmt.Fprintln(&u, "Exit codes: 0 a fix put to the test was found (or the design holds, put to the test), 1 no fix")
+	fmt.Fprintln(&u, "within the distance (data-safe designs may be listed), 2 bad input, 4 the design holds only")
+	fmt.Fprintln(&u, "vacuously (nothing to fix, nothing tested), 3 stopped by a signal (SIGINT, SIGTERM) before a verdict.")
 	fs.SetOutput(&u)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
@@ -118,7 +124,10 @@ func runFix(args []string, stdout, stderr io.Writer) int {
 		return failUsage(stdout, stderr, "fix", a.json, err.Error())
 	}
 	code := exitOK
-	if !rep.Safe() && len(rep.Fixes) == 0 {
+	switch {
+	case rep.VacuouslySafe():
+		code = exitVacuous
+	case !rep.Safe() && len(rep.Fixes) == 0:
 		code = exitViolated
 	}
 	if a.json {
@@ -153,9 +162,24 @@ func writeFixText(w io.Writer, a *fixArgs, rep *explore.FixReport) {
 	} else {
 		fmt.Fprintf(w, "design %s\n", d.Name())
 	}
-	fmt.Fprintf(w, "bounds: %s (every neighbour is searched with the same bounds and fault budget)\n", counterexamples.BoundsText(d, counterexamples.SearchBounds))
+	fmt.Fprintf(w, "bounds: %s (every neighbour is searched with the same bounds and fault budget; a longer %s against faults grown with it)\n", counterexamples.BoundsText(d, counterexamples.SearchBounds), leaseWord(&d))
 	fmt.Fprintf(w, "properties: %s\n\n", strings.Join(rep.Properties, ", "))
 	if rep.Safe() {
+		if rep.VacuouslySafe() {
+			var vac []string
+			why := ""
+			for _, p := range rep.Properties {
+				if r, ok := rep.Original.Result(p); ok && r.Vacuous != "" {
+					vac = append(vac, p)
+					if why == "" {
+						why = r.Vacuous
+					}
+				}
+			}
+			fmt.Fprintf(w, "nothing to fix, and nothing tested: %s hold only vacuously (%s); no fault of the budget reached them, so this is no verdict on the design (explore check -design %s says what fault would test it)\n",
+				strings.Join(vac, ", "), why, a.name)
+			return
+		}
 		fmt.Fprintf(w, "already safe: %s hold within the bounds", strings.Join(rep.Properties, ", "))
 		if r, ok := rep.Original.Result("all-done"); ok && r.Status == explore.Seen {
 			fmt.Fprintln(w, " (and every job can finish: all-done seen); nothing to fix")
@@ -164,35 +188,65 @@ func writeFixText(w io.Writer, a *fixArgs, rep *explore.FixReport) {
 		}
 		return
 	}
-	fmt.Fprintf(w, "violated: %s\n\n", strings.Join(rep.Violated, ", "))
-	if len(rep.Fixes) == 0 {
-		fmt.Fprintf(w, "no design within %d change(s) makes %s hold.\n", rep.Distance, strings.Join(rep.Properties, ", "))
-	} else {
-		fmt.Fprintf(w, "designs on which %s hold, nearest first (fewest changes, then cheapest)", strings.Join(rep.Properties, ", "))
-		switch n := vacuousFixes(rep.Fixes); {
-		case n == len(rep.Fixes):
-			fmt.Fprintf(w, "; on every one a fixed property holds only vacuously (no fault of the budget puts it to the test)")
-		case n > 0:
-			fmt.Fprintf(w, "; the %d on which a fixed property holds only vacuously (no fault of the budget puts it to the test) come last", n)
+	sum := explore.Summarize(rep.Original)
+	fmt.Fprintf(w, "verdict: %s: %s\n", sum.Verdict, sum.Text)
+	fmt.Fprintf(w, "violated: %s\n\n", classified(rep.Violated))
+	lock := rep.ViolatedOf(model.LockSafety)
+	data := rep.ViolatedOf(model.DataSafety)
+	var held []string // the lock-safety properties a lease's expiry breaks
+	for _, p := range lock {
+		if p != "own-release" {
+			held = append(held, p)
 		}
-		fmt.Fprint(w, ":\n\n")
+	}
+	if len(held) > 0 {
+		writeLeaseParagraph(w, rep, held, data)
+	}
+	if len(rep.Fixes) == 0 && len(held) == 0 {
+		fmt.Fprintf(w, "no design within %d change(s) makes %s hold, put to the test.\n", rep.Distance, strings.Join(rep.Properties, ", "))
+	} else if len(rep.Fixes) > 0 {
+		fmt.Fprintf(w, "fixes: designs on which %s hold, each put to the test by a fault of the budget; storage-side protection first, then fewest changes, cheapest:\n\n", strings.Join(rep.Properties, ", "))
 		for i, c := range rep.Fixes {
 			if i == a.show {
 				fmt.Fprintf(w, "… and %d more (-show N)\n", len(rep.Fixes)-i)
 				break
 			}
-			writeCandidate(w, i+1, &c)
+			writeCandidate(w, i+1, &c, rep)
+		}
+	}
+	if len(rep.DataSafe) > 0 {
+		if len(rep.Fixes) > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "data-safe designs: %s (data safety) holds, put to the test, nothing else breaks, every job can finish; the lock itself may still break (lock-unsafe, data-safe). Storage-side protection first:\n\n", strings.Join(data, ", "))
+		for i, c := range rep.DataSafe {
+			if i == a.show {
+				fmt.Fprintf(w, "… and %d more (-show N)\n", len(rep.DataSafe)-i)
+				break
+			}
+			writeCandidate(w, i+1, &c, rep)
+		}
+	}
+	writeLeases(w, rep)
+	if len(rep.Vacuous) > 0 {
+		fmt.Fprintf(w, "\nnot fixes: on these a fixed property holds only vacuously (no fault of the budget reached it, so the verdict says nothing):\n")
+		for i, c := range rep.Vacuous {
+			if i == a.show {
+				fmt.Fprintf(w, "  … and %d more\n", len(rep.Vacuous)-i)
+				break
+			}
+			fmt.Fprintf(w, "  %s (cost %d): %s: %s holds only vacuously (%s)\n", c.ChangesText(), c.Cost, c.Name(), strings.Join(c.Vacuous, ", "), c.Vacuity(c.Vacuous[0]))
 		}
 	}
 	if len(rep.Violated) > 1 || len(rep.Fixes) == 0 {
-		fmt.Fprintln(w, "\nnearest fix per property:")
+		fmt.Fprintln(w, "\nnearest fix per property (put to the test; a vacuous one is marked):")
 		for _, p := range rep.Violated {
 			if cs := rep.PerProperty[p]; len(cs) > 0 {
 				vac := ""
 				if why := cs[0].Vacuity(p); why != "" {
-					vac = " (holds only vacuously: " + why + ")"
+					vac = " (holds only vacuously: " + why + "; not a fix)"
 				}
-				fmt.Fprintf(w, "  %-15s %s (cost %d): %s%s\n", p, cs[0].ChangesText(), cs[0].Cost, cs[0].Name(), vac)
+				fmt.Fprintf(w, "  %-15s %s (cost %d; %s): %s%s\n", p, cs[0].ChangesText(), cs[0].Cost, cs[0].Protection(), cs[0].Name(), vac)
 			} else {
 				fmt.Fprintf(w, "  %-15s none within %d change(s)\n", p, rep.Distance)
 			}
@@ -207,17 +261,148 @@ func writeFixText(w io.Writer, a *fixArgs, rep *explore.FixReport) {
 	if len(undecided) > 0 {
 		fmt.Fprintf(w, "\nundecided (the search reached the cap of %s states): %s\n", thousands(int64(rep.NeighbourStates)), strings.Join(undecided, "; "))
 	}
-	fmt.Fprintf(w, "\nsearched %d neighbour designs within %d change(s) (%d names skipped: invalid combinations or changes that cannot act under this fault budget; %d undecided at the state cap), %.1f s\n",
+	fmt.Fprintf(w, "\nsearched %d neighbour designs within %d change(s) (%d names skipped: invalid combinations, changes that cannot act under this fault budget, or a lease whose faults cannot grow with it; %d undecided at the state cap), %.1f s\n",
 		len(rep.Checked), rep.Distance, rep.Skipped, rep.Undecided, rep.Seconds)
 }
 
-func writeCandidate(w io.Writer, n int, c *explore.Candidate) {
-	fmt.Fprintf(w, "%d. %s (cost %d)\n", n, c.ChangesText(), c.Cost)
+// classified writes properties with what they protect: "exclusive, mutex
+// (lock safety), no-lost-update (data safety)".
+func classified(props []string) string {
+	var parts []string
+	for _, c := range []model.Class{model.LockSafety, model.DataSafety, model.Liveness} {
+		var in []string
+		for _, p := range props {
+			if model.ClassOf(p) == c {
+				in = append(in, p)
+			}
+		}
+		if len(in) > 0 {
+			parts = append(parts, strings.Join(in, ", ")+" ("+c.String()+")")
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// leaseWord is what bounds a holder's lock in d: its TTL, lease, session
+// or idle-session timeout.
+func leaseWord(d *model.Design) string {
+	switch d.Lock {
+	case model.LockEtcd:
+		return "lease"
+	case model.LockZooKeeper:
+		return "session"
+	case model.LockDB:
+		return "idle-session timeout"
+	}
+	return "TTL"
+}
+
+// writeLeaseParagraph says the honest thing about a lease-based lock
+// whose lock safety broke: whether any neighbour keeps it exclusive, why
+// not, and what protects the data instead.
+func writeLeaseParagraph(w io.Writer, rep *explore.FixReport, lock, data []string) {
+	d := rep.Design
+	lw := leaseWord(&d)
+	faults := "a fault"
+	if r, ok := rep.Original.Result(lock[0]); ok && r.Status == explore.Violated {
+		faults = "the fault of its counterexample (" + traceFaults(r.Trace) + ")"
+	}
+	if rep.LockKept() {
+		fmt.Fprintf(w, "Within this fault budget a neighbour keeps the lock (%s hold there, put to the test). Still, no lease-based lock stays exclusive against a pause longer than its %s: only the storage can refuse the late write, so for correctness protect the data as well (fencing tokens checked by the storage, a compare-and-set, or the database's own transaction).\n\n",
+			strings.Join(lock, ", "), lw)
+		return
+	}
+	fmt.Fprintf(w, "No design within %d change(s) keeps the lock exclusive against this fault budget: on every neighbour %s still break, or hold only because no fault reached them. The reason: %s lets a holder outlive its %s while it still believes it holds the lock, and no lease-based lock stays exclusive against a pause longer than its lease; a longer %s only moves the bound, as a real pause (GC, VM migration, swapping) is not bounded by it (each longer %s below is checked against faults that outlast it by as much, and breaks again). Only the storage can refuse the late write: for correctness protect the data, with fencing tokens checked by the storage (max-token), a compare-and-set (cas), or the database's own transaction.",
+		rep.Distance, strings.Join(lock, ", "), faults, lw, lw, lw)
+	switch {
+	case len(data) > 0 && len(rep.DataSafe) > 0:
+		fmt.Fprintf(w, " The nearest data-safe designs follow.\n\n")
+	case len(data) > 0:
+		fmt.Fprintf(w, " No design within %d change(s) keeps the data safe either (%s).\n\n", rep.Distance, strings.Join(data, ", "))
+	default:
+		fmt.Fprintf(w, " The data is safe already (%s): this design is lock-unsafe, data-safe, and no change to the lock makes it more.\n", dataHeld(rep))
+	}
+}
+
+// dataHeld names the data-safety properties that hold on the design.
+func dataHeld(rep *explore.FixReport) string {
+	var out []string
+	for _, r := range rep.Original.Results {
+		if r.Expect == model.Always && model.ClassOf(r.Property) == model.DataSafety && r.Status == explore.Holds {
+			s := r.Property + " holds (data safety)"
+			if r.Vacuous != "" {
+				s += ", only vacuously"
+			}
+			out = append(out, s)
+		}
+	}
+	return orNone(out)
+}
+
+// writeLeases lists the lease changes and their verdicts against grown
+// faults.
+func writeLeases(w io.Writer, rep *explore.FixReport) {
+	if len(rep.Leases) == 0 && len(rep.Ungrown) == 0 {
+		return
+	}
+	d := rep.Design
+	fmt.Fprintf(w, "\nlonger or renewed leases, ranked last: a longer %s is checked against faults that grow with it (each pause, slow job, held request, partition and clock jump outlasts the new %s by as many ticks as it outlasted the old), as no real pause is bounded by the %s; a renewal keeps the same faults, as a pause freezes it with its worker:\n", leaseWord(&d), leaseWord(&d), leaseWord(&d))
+	for i, c := range rep.Leases {
+		if i == 8 {
+			fmt.Fprintf(w, "  … and %d more\n", len(rep.Leases)-i)
+			break
+		}
+		grown := ""
+		if c.Grown > 0 {
+			grown = fmt.Sprintf(" (faults %d ticks longer)", c.Grown)
+		}
+		fmt.Fprintf(w, "  %s%s: %s\n", c.ChangesText(), grown, leaseVerdict(&c, rep))
+	}
+	for _, u := range rep.Ungrown {
+		fmt.Fprintf(w, "  %s: not judged (a fault of the budget would have to last longer than %d ticks, the model's limit)\n", u, model.MaxWaitTicks)
+	}
+}
+
+func leaseVerdict(c *explore.Candidate, rep *explore.FixReport) string {
+	switch {
+	case c.Real():
+		return "holds, put to the test (a fix for this budget: listed above)"
+	case c.Holds:
+		return "holds only vacuously: " + c.Vacuity(c.Vacuous[0])
+	case c.Undecided():
+		return "undecided (state cap)"
+	}
+	var broke []string
+	for _, p := range rep.Violated {
+		if r, ok := c.Result(p); ok && r.Status == explore.Violated {
+			broke = append(broke, p)
+		}
+	}
+	if len(c.Breaks) > 0 {
+		broke = append(broke, c.Breaks...)
+	}
+	if len(broke) == 0 {
+		return "no fix (the jobs cannot all finish)"
+	}
+	return "still violates " + strings.Join(broke, ", ")
+}
+
+func writeCandidate(w io.Writer, n int, c *explore.Candidate, rep *explore.FixReport) {
+	fmt.Fprintf(w, "%d. %s (cost %d; %s)\n", n, c.ChangesText(), c.Cost, c.Protection())
 	fmt.Fprintf(w, "   design: %s\n", c.Name())
 	for _, ch := range c.Changes {
 		fmt.Fprintf(w, "   costs:  %s\n", ch.What)
 	}
-	fmt.Fprintf(w, "   fixes:  %s\n", strings.Join(c.Fixes, ", "))
+	fmt.Fprintf(w, "   fixes:  %s\n", orNone(c.Fixes))
+	var still []string
+	for _, p := range rep.Violated {
+		if r, ok := c.Result(p); ok && r.Status != explore.Holds {
+			still = append(still, p)
+		}
+	}
+	if len(still) > 0 {
+		fmt.Fprintf(w, "   still violated: %s\n", classified(still))
+	}
 	if len(c.Vacuous) > 0 {
 		verb := "holds"
 		if len(c.Vacuous) > 1 {
