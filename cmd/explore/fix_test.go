@@ -42,7 +42,7 @@ func TestFixDemo2HonestAnswer(t *testing.T) {
 	leases := strings.Index(out, "longer or renewed leases, ranked last")
 	require.True(t, data > 0 && cas > data && leases > cas, "storage-side protection first, leases last:\n%s", out)
 	require.Contains(t, out, "  ttl 10 → 20 (faults 10 ticks longer): still violates exclusive, mutex, no-lost-update\n")
-	require.Contains(t, out, "  ttl 10 → 60: not judged")
+	require.Contains(t, out, "  ttl 10 → 30 (faults 20 ticks longer): still violates exclusive, mutex, no-lost-update\n")
 	require.NotContains(t, out[:leases], "ttl 10 →")
 	require.NotContains(t, out, "vacuous: ")
 }
