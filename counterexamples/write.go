@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"lockcheck/model"
 )
@@ -37,12 +38,34 @@ func WriteCounterexample(dir string, cx Counterexample) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, out := range r.Outputs() {
+	outs := r.Outputs()
+	if r.Porcupine == nil {
+		// a porcupine page of an earlier run of the same counterexample
+		// is not this one's: a reader would take it for this run's
+		p := filepath.Join(dir, base+"-porcupine.html")
+		if head, err := readHead(p); err == nil && owned(base+"-porcupine.html", head) {
+			if err := os.Remove(p); err != nil {
+				return "", err
+			}
+		}
+	}
+	for _, out := range outs {
 		if err := WriteFileAtomic(filepath.Join(dir, out.Name), out.Data); err != nil {
 			return "", err
 		}
 	}
 	return filepath.Join(dir, base+".txt"), nil
+}
+
+// Files are the files WriteCounterexample wrote for the .txt file txt:
+// its timeline page, its porcupine page if it has one, and txt itself.
+func Files(txt string) []string {
+	base := strings.TrimSuffix(txt, ".txt")
+	out := []string{base + ".html"}
+	if st, err := os.Stat(base + "-porcupine.html"); err == nil && st.Mode().IsRegular() {
+		out = append(out, base+"-porcupine.html")
+	}
+	return append(out, txt)
 }
 
 // Output is one file to write: a name in the folder and its bytes.

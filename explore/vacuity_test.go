@@ -137,3 +137,42 @@ func TestHintNamesTheFaultThatFits(t *testing.T) {
 	require.True(t, lost(10))
 	require.False(t, lost(9))
 }
+
+// A fault that reached the property is a witness, though no lock was lost
+// while held: a late copy of a write that the fence refused puts
+// no-lost-update to the test (before: "holds, vacuously"), while mutex,
+// which no such copy can break, stays vacuous.
+func TestRejectedLateCopyIsAWitness(t *testing.T) {
+	rep := checkName(t, "redis/cad/rw/max-token,delay-at=write,pauses=0,delays=1,timeout=3")
+	require.False(t, rep.Coverage.LockLost)
+	require.True(t, rep.Coverage.Rejected)
+	res, _ := rep.Result("no-lost-update")
+	require.Equal(t, Holds, res.Status)
+	require.Empty(t, res.Vacuous)
+	res, _ = rep.Result("mutex")
+	require.Equal(t, Holds, res.Status)
+	require.NotEmpty(t, res.Vacuous)
+}
+
+// acquire=set-expire and a lost SET NX reply: the key has no expiry, the
+// client's resent SET NX is refused by its own key for ever, and the
+// others wait on it: progress is violated on a one-job design (before,
+// StuckNode counted a live owner's forgotten key only with jobs ≥ 2 or
+// restarts, and progress "held, vacuously"). With the key's expiry set
+// by SET NX PX, the same lost reply is harmless.
+func TestLostSetNXReplyLeavesTheLockStuck(t *testing.T) {
+	rep := checkName(t, "redis/cad/none/plain,acquire=set-expire,clients=2,pauses=0,losses=1,lose-at=acquire,timeout=3")
+	res, _ := rep.Result("progress")
+	require.Equal(t, Violated, res.Status)
+	run, err := model.Replay(&rep.Design, res.Trace)
+	require.NoError(t, err)
+	require.Contains(t, model.Render(run), "NX → OK; the reply is lost")
+	rep = checkName(t, "redis/cad/none/plain,clients=2,pauses=0,losses=1,lose-at=acquire,timeout=3")
+	res, _ = rep.Result("progress")
+	require.Equal(t, Holds, res.Status)
+	// and the key a lost reply left without expiry is a witness of progress
+	rep = checkName(t, "redis/cad/none/plain,acquire=set-expire,reenter=owner,clients=2,pauses=0,losses=1,lose-at=acquire,timeout=3")
+	require.True(t, rep.Coverage.NoExpiry)
+	res, _ = rep.Result("progress")
+	require.Empty(t, res.Vacuous)
+}

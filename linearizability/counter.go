@@ -232,7 +232,7 @@ func jobHistory(jobs []model.Job, final int, end int, endings func(*model.Job) s
 			Call:     int64(end) + 1,
 			Output:   jobReturn{Outcome: model.OutcomeOK, ReadOK: true, Read: final},
 			Return:   int64(end) + 1,
-			Metadata: "the counter read after every job",
+			Metadata: finalMetadata,
 		})
 	}
 	return ops, nil
@@ -257,3 +257,6 @@ func refusalText(mode model.StorageMode, tok, maxTok int) string {
 	}
 	return fmt.Sprintf("rejected: %d < %d", tok, maxTok)
 }
+
+// finalMetadata is the metadata of the final read's operation.
+const finalMetadata = "the counter read after every job"

@@ -24,7 +24,45 @@ var (
 	dataStart = []byte("const data = ")
 	dataEnd   = []byte("\n\n      render(data)")
 	titleTag  = []byte("<title>Porcupine</title>")
+	// porcupine labels the job rows by client number (0, 1, …); the page
+	// names them as everything else does (A, B, …, the final read), from
+	// the data's ClientNames
+	rowLabels = [][2]string{
+		{"const tag = i < realClients ? i.toString() :", "const tag = i < realClients ? (data.ClientNames?.[i] ?? i.toString()) :"},
+		{"text.textContent = i < realClients ? i :", "text.textContent = i < realClients ? (data.ClientNames?.[i] ?? i) :"},
+	}
 )
+
+// clientNames are the row labels of the job rows: A, B, … by ClientId,
+// "final read" for the row of the counter read after every job.
+func clientNames(data map[string]any) []string {
+	n := 0
+	final := -1
+	parts, _ := data["Partitions"].([]any)
+	for _, p := range parts {
+		part, _ := p.(map[string]any)
+		hist, _ := part["History"].([]any)
+		for _, h := range hist {
+			el, _ := h.(map[string]any)
+			id, err := el["ClientId"].(json.Number).Int64()
+			if err != nil {
+				continue
+			}
+			n = max(n, int(id)+1)
+			if md, _ := el["Metadata"].(string); md == finalMetadata {
+				final = int(id)
+			}
+		}
+	}
+	names := make([]string, n)
+	for i := range names {
+		names[i] = clientName(i)
+		if i == final {
+			names[i] = "final read"
+		}
+	}
+	return names
+}
 
 type vizStep struct {
 	Index            int
@@ -83,6 +121,7 @@ func canonicalHTML(page []byte, title string) (out []byte, ok bool) {
 		part["PartialLinearizations"] = lins
 		part["Largest"] = largest
 	}
+	data["ClientNames"] = clientNames(data)
 	js, err := json.Marshal(data)
 	if err != nil {
 		return page, false
@@ -100,5 +139,12 @@ func canonicalHTML(page []byte, title string) (out []byte, ok bool) {
 	b.Write(dataStart)
 	b.Write(js)
 	b.Write(page[end:])
-	return b.Bytes(), true
+	out = b.Bytes()
+	for _, r := range rowLabels {
+		if !bytes.Contains(out, []byte(r[0])) {
+			return page, false // a porcupine upgrade: the test of ok says so
+		}
+		out = bytes.Replace(out, []byte(r[0]), []byte(r[1]), 1)
+	}
+	return out, true
 }

@@ -189,3 +189,31 @@ func TestConcurrentUse(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// Porcupine labels its job rows 0, 1, 2; the page names them A, B, C and
+// the final read, as the rest of lockcheck does: the data carries the
+// names and porcupine's two labelling expressions read them.
+func TestHTMLNamesTheClients(t *testing.T) {
+	jobs := []model.Job{okJob(0, 1, 10, 0), okJob(1, 2, 11, 0), okJob(2, 3, 12, 1)}
+	ops, err := jobHistory(jobs, 2, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, info := porcupine.CheckOperationsVerbose(counterModel, ops, 0)
+	var b bytes.Buffer
+	if err := porcupine.Visualize(counterModel, info, &b); err != nil {
+		t.Fatal(err)
+	}
+	out, ok := canonicalHTML(b.Bytes(), "t")
+	if !ok {
+		t.Fatal("porcupine's page does not have the shape canonicalHTML expects (a porcupine upgrade?)")
+	}
+	if !bytes.Contains(out, []byte(`"ClientNames":["A","B","C","final read"]`)) {
+		t.Errorf("the data does not name the rows A, B, C, final read")
+	}
+	for _, r := range rowLabels {
+		if bytes.Contains(out, []byte(r[0])) || !bytes.Contains(out, []byte(r[1])) {
+			t.Errorf("porcupine's row label %q is not replaced", r[0])
+		}
+	}
+}

@@ -47,9 +47,25 @@ func describeEtcdRelease(ev *Event) string {
 	return "delete its key → nothing: its lease has expired"
 }
 
-func describeKeepAlive(d *Design, ev *Event) string {
+// describeKeepAlive tells a keep-alive: renewed; failed because the
+// client is cut off while its lease still runs (it says until when); or
+// failed because the lease has expired (or the key is another's).
+func describeKeepAlive(d *Design, st *StepRecord) string {
+	ev := &st.Event
 	if ev.Result == ResOK {
 		return fmt.Sprintf("keep-alive: lease renewed (valid until t=%d)", int(ev.Now)+d.TTLTicks)
 	}
-	return "keep-alive: fails, the lease is gone; the worker goes on"
+	i := int(st.Action.Client)
+	key := &st.Before.Nodes[keyNode(&st.Before, i)]
+	mine := key.Owner == uint8(i+1) && key.Back == 0
+	if ev.Result == ResUnreachable {
+		if mine && key.Exp > ev.Now {
+			return fmt.Sprintf("keep-alive: fails, cut off from etcd (a partition); the lease still runs until t=%d (%d ticks left), then expires; the worker goes on", key.Exp, int(key.Exp)-int(ev.Now))
+		}
+		return "keep-alive: fails, cut off from etcd (a partition), and the lease has expired; the worker goes on"
+	}
+	if ev.Other != 0 && ev.Other != uint8(i+1) {
+		return fmt.Sprintf("keep-alive: fails, the key is %s (its own lease has expired); the worker goes on", owner(ev.Other))
+	}
+	return "keep-alive: fails, the lease has expired; the worker goes on"
 }

@@ -196,11 +196,14 @@ func StuckNode(d *Design, s *State) int {
 
 // forgotten reports whether client i, live, holds a key it does not know
 // of: it is back at its acquire with no reply on its way, so the key is an
-// earlier process's or job's (restarts, jobs=N), and it waits on it like
-// everyone else.
+// earlier process's or job's (restarts, jobs=N), or its own SET NX's whose
+// reply was lost (a one-job design too: its resent SET NX is refused by
+// its own key), and it waits on it like everyone else. A reentrant lock
+// (reenter=owner) lets the same client in again on a one-job design,
+// where the owner is the client itself.
 func forgotten(d *Design, s *State, i int) bool {
 	c := &s.Clients[i]
-	return tracksValues(d) && d.Lock != LockRedlock && (c.Phase == PhaseAcquire || c.Phase == firstPhase(d)) &&
+	return (tracksValues(d) || d.Reenter != ReenterOwner) && d.Lock != LockRedlock && (c.Phase == PhaseAcquire || c.Phase == firstPhase(d)) &&
 		c.Flags&(FlagBelieves|FlagReply|FlagInFlight) == 0
 }
 
@@ -294,4 +297,23 @@ func ClassOf(name string) Class {
 		return Liveness
 	}
 	return LockSafety
+}
+
+// DocFor is p's Doc in the words of d's lock service: "contended" is a
+// refused SET NX only where the lock is a Redis key.
+func (p *Property) DocFor(d *Design) string {
+	if p.Name != "contended" {
+		return p.Doc
+	}
+	switch d.Lock {
+	case LockEtcd:
+		return "a client's put-if-absent transaction is refused because another holds the key"
+	case LockZooKeeper:
+		return "a client's node is not the lowest: it waits behind another's"
+	case LockDB:
+		return "a client's SELECT … FOR UPDATE waits on another's row lock"
+	case LockRedlock:
+		return "a client's SET NX is refused on a node because another holds the key there"
+	}
+	return p.Doc
 }

@@ -127,7 +127,7 @@ func describeClientStep(d *Design, st *StepRecord) string {
 		}
 		return fmt.Sprintf("checks its lock: %d ticks of validity left", ev.Value)
 	case ActRenew:
-		return describeRenew(d, ev)
+		return describeRenew(d, st)
 	case ActAck:
 		return describeAck(d, st)
 	case ActAcquire:
@@ -268,7 +268,7 @@ func RenderSummary(r *Run) string {
 		if p.Expect == Sometimes {
 			verb = "seen"
 		}
-		fmt.Fprintf(&b, "%-19s %s at step %d: %s\n", v.Property, verb, v.Seq, p.Doc)
+		fmt.Fprintf(&b, "%-19s %s at step %d: %s\n", v.Property, verb, v.Seq, p.DocFor(&r.Design))
 	}
 	return b.String()
 }

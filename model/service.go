@@ -314,10 +314,11 @@ func describeRelease(d *Design, st *StepRecord) string {
 	return s
 }
 
-func describeRenew(d *Design, ev *Event) string {
+func describeRenew(d *Design, st *StepRecord) string {
+	ev := &st.Event
 	switch d.Lock {
 	case LockEtcd:
-		return describeKeepAlive(d, ev)
+		return describeKeepAlive(d, st)
 	case LockRedlock:
 		return describeRedlockRenew(d, ev)
 	}

@@ -18,6 +18,8 @@ type Coverage struct {
 	LockLost       bool   // a lock expired or was taken while its holder believed in it (LockLost)
 	ForeignRelease bool   // a release reached a lock (Redlock: a node's key) another client held (ForeignRelease)
 	LateRelease    bool   // a late release met its own client's lock of a later job (jobs=N)
+	Rejected       bool   // the storage refused a read or a write (a late or resent copy the fence stopped)
+	NoExpiry       bool   // a fault left a lock key without expiry (a lost SET NX reply, a crash before EXPIRE)
 }
 
 // Witness bits: what one step showed (Witnesses).
@@ -25,7 +27,9 @@ const (
 	WitLockLost uint8 = 1 << iota
 	WitForeignRelease
 	WitLateRelease
-	AllWitnesses = WitLockLost | WitForeignRelease | WitLateRelease
+	WitRejected
+	WitNoExpiry
+	AllWitnesses = WitLockLost | WitForeignRelease | WitLateRelease | WitRejected | WitNoExpiry
 )
 
 // Witnesses are the witness bits of the step whose event is ev, reaching s.
@@ -40,17 +44,41 @@ func Witnesses(d *Design, s *State, ev *Event) uint8 {
 	if ev != nil && ev.Flags&EvOwnLater != 0 {
 		w |= WitLateRelease
 	}
+	if ev != nil && ev.Result == ResRejected {
+		w |= WitRejected
+	}
+	if ev != nil && d.Acquire == AcquireSetExpire && ev.Action.Kind.IsFault() && keyWithoutExpiry(d, s) {
+		w |= WitNoExpiry
+	}
 	return w
+}
+
+// keyWithoutExpiry reports whether a lock node of s holds a key that
+// never expires.
+func keyWithoutExpiry(d *Design, s *State) bool {
+	for k, nodes := 0, lockNodes(d); k < nodes; k++ {
+		if n := &s.Nodes[k]; n.Owner != 0 && n.Exp == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Unwitnessable are the witness bits that design d can never show (a late
 // release of an earlier job needs repeated jobs): a search need not look
 // for them.
 func Unwitnessable(d *Design) uint8 {
-	if tracksValues(d) {
-		return 0
+	var w uint8
+	if !tracksValues(d) {
+		w |= WitLateRelease
 	}
-	return WitLateRelease
+	if d.Storage == StoragePlain {
+		w |= WitRejected
+	}
+	if d.Acquire != AcquireSetExpire {
+		w |= WitNoExpiry
+	}
+	return w
 }
 
 // Witnessed is c's witness bits.
@@ -65,6 +93,12 @@ func (c *Coverage) Witnessed() uint8 {
 	if c.LateRelease {
 		w |= WitLateRelease
 	}
+	if c.Rejected {
+		w |= WitRejected
+	}
+	if c.NoExpiry {
+		w |= WitNoExpiry
+	}
 	return w
 }
 
@@ -73,6 +107,8 @@ func (c *Coverage) AddWitnesses(w uint8) {
 	c.LockLost = c.LockLost || w&WitLockLost != 0
 	c.ForeignRelease = c.ForeignRelease || w&WitForeignRelease != 0
 	c.LateRelease = c.LateRelease || w&WitLateRelease != 0
+	c.Rejected = c.Rejected || w&WitRejected != 0
+	c.NoExpiry = c.NoExpiry || w&WitNoExpiry != 0
 }
 
 // ForeignRelease reports whether the step is a release (or get-del's DEL)
@@ -158,15 +194,18 @@ func Vacuity(p *Property, c *Coverage) string {
 	switch p.Name {
 	case "exclusive", "mutex":
 		// a late release that met its own client's next lock and left it
-		// alone (value=job) is the test these needed
-		if c.LateRelease {
+		// alone (value=job) is the test these needed; for exclusive, so is
+		// a late or resent request that the storage refused
+		if c.LateRelease || (p.Name == "exclusive" && c.Rejected) {
 			return ""
 		}
 	case "no-lost-update":
 		// the storage's own faults put data safety to the test with the
 		// lock intact: a stale read, a failover that loses the highest
 		// token, a fencing counter that restarts empty
-		if c.Kinds&(1<<ActStaleRead|1<<ActStorageFailover|1<<ActCounterCrash) != 0 || c.LateRelease {
+		// so does a late or resent copy of a request that the storage
+		// refused: the fault reached the data and the fence stopped it
+		if c.Kinds&(1<<ActStaleRead|1<<ActStorageFailover|1<<ActCounterCrash) != 0 || c.LateRelease || c.Rejected {
 			return ""
 		}
 	case "own-release":
@@ -175,10 +214,13 @@ func Vacuity(p *Property, c *Coverage) string {
 		}
 		return "no lock expired or was lost while held and no release reached another's lock"
 	case "progress":
-		if c.Kinds&(1<<ActCrash|1<<ActHang|1<<ActRestart) != 0 {
+		// and a key a fault left without expiry (a lost SET NX reply, a
+		// crash between SET NX and EXPIRE) is a lock that frees itself only
+		// if its owner knows of it
+		if c.Kinds&(1<<ActCrash|1<<ActHang|1<<ActRestart) != 0 || c.NoExpiry {
 			return ""
 		}
-		return "no lock expired or was lost while held and no client crashed"
+		return "no lock expired or was lost while held, no client crashed and no fault left a key without expiry"
 	}
 	return "no lock expired or was lost while held"
 }

@@ -201,6 +201,10 @@ func TestBrowserRendersTheTimeline(t *testing.T) {
 		require.True(t, cx > col.L && cx < col.R, "the ✗ of t=%d is in its column (%.0f not in %.0f..%.0f)", m.Tick, cx, col.L, col.R)
 	}
 	require.Equal(t, 15, facts.Marks[0].Tick)
+	// the storage row shows the accepted writes beside the counter, as
+	// the browser laid it out (before: the counter alone; the accepted
+	// writes only in a tooltip): 2 after three accepted writes
+	require.Contains(t, dom, ">2 (3 acc.)</td>")
 
 	plain := ""
 	for _, b := range facts.Believes {
@@ -357,8 +361,11 @@ func TestBrowserInspector(t *testing.T) {
 	require.Equal(t, len(r.Steps)+1, facts.Entries)
 	require.Len(t, facts.Flagged, 1, "one flagged step")
 	f := facts.Flagged[0]
-	require.Equal(t, at, f.Seq)
-	require.True(t, strings.HasPrefix(f.Text, "⚑ step "+fmt.Sprint(at)+":"), f.Text)
+	// ⚑ marks A's write, which lost B's update, not the release at which
+	// every job has ended and no-lost-update is judged
+	require.Equal(t, open.Seq, f.Seq)
+	require.NotEqual(t, at, f.Seq)
+	require.True(t, strings.HasPrefix(f.Text, "⚑ step "+fmt.Sprint(open.Seq)+":"), f.Text)
 	require.Equal(t, "rgb(220, 38, 38)", f.Outline)
 	require.Equal(t, "solid", f.OutlineStyle)
 

@@ -142,7 +142,9 @@ func stateGroupsOf(r *model.Run, keepZero bool) []group {
 	clientField("Flags", "flags", true, func(c *model.Client) string { return flagsText(c.Flags) })
 	clientField("Token", "token", false, func(c *model.Client) string { return num(c.Token) })
 	clientField("Ready", "ready at", false, func(c *model.Client) string { return tick(c.Ready) })
-	clientField("Read", "read", false, func(c *model.Client) string { return num(c.Read) })
+	// what a client read stays shown when it is 0 in every state: a stale
+	// read of 0 is what explains a lost update
+	clientField("Read", "read", true, func(c *model.Client) string { return num(c.Read) })
 	clientField("Version", "version read", false, func(c *model.Client) string { return num(c.Version) })
 	clientField("Votes", "votes", false, func(c *model.Client) string { return nodeSet(c.Votes) })
 	clientField("Asked", "asked", false, func(c *model.Client) string { return num(c.Asked) })
@@ -256,14 +258,18 @@ func writeInspector(b *strings.Builder, r *model.Run, info Info) {
 	esc := html.EscapeString
 	gs := stateGroups(r)
 	fmt.Fprintf(b, "<h2>State after each step</h2>\n<p class=\"legend\">Open a step to see the whole state after it; "+
-		"<span class=\"ch\">highlighted</span>: the fields the step changed. Fields that stay zero in the whole run are left out.")
-	if info.ViolatedAt > 0 && info.ViolatedAt <= len(r.Steps) {
+		"<span class=\"ch\">highlighted</span>: the fields the step changed. Fields that stay zero in the whole run are left out, but for what each client read.")
+	flagAt := flagStep(r, &info)
+	switch {
+	case flagAt != info.ViolatedAt:
+		fmt.Fprintf(b, " ⚑ marks step %d, the write that lost the update (%s is violated at step %d, once every job has ended).", flagAt, esc(info.Property), info.ViolatedAt)
+	case info.ViolatedAt > 0 && info.ViolatedAt <= len(r.Steps):
 		fmt.Fprintf(b, " ⚑ marks step %d, where %s is violated.", info.ViolatedAt, esc(info.Property))
 	}
 	b.WriteString("</p>\n<ol class=\"inspector\" id=\"inspector\" start=\"0\">\n")
 	entry := func(seq int, summary string, before, after *model.State) {
 		cls := "st"
-		if seq > 0 && seq == info.ViolatedAt {
+		if seq > 0 && seq == flagAt {
 			cls += " flagged"
 			summary = "⚑ " + summary
 		}

@@ -158,3 +158,35 @@ func TestPageShowsTheValidityLeft(t *testing.T) {
 	_, demo := demoPage(t, 2)
 	require.NotContains(t, demo, "row-validity")
 }
+
+// A lost update in which every client read 0: the inspector still shows
+// what each client read (before, a field that stayed zero in every state
+// was left out, and with it the stale read that explains the lost
+// update), and ⚑ marks the write that lost the update, not the release at
+// which no-lost-update is judged.
+func TestInspectorShowsAStaleReadOfZero(t *testing.T) {
+	text := "design redis/cad/none/plain,clients=2\nA acquire\nA read\nB acquire\nA pause 10\n" +
+		strings.Repeat("tick\nB acquire\n", 10) + "B read\nA write\nA release\ntick 2\nB write\nB release\n"
+	sc, err := model.ParseScenario(text)
+	require.NoError(t, err)
+	r, err := model.Replay(&sc.Design, sc.Trace)
+	require.NoError(t, err)
+	at, ok := r.Violated("no-lost-update")
+	require.True(t, ok)
+	for _, st := range r.Steps {
+		for i := 0; i < r.Design.Clients; i++ {
+			require.Zero(t, st.After.Clients[i].Read, "every read is 0")
+		}
+	}
+	page := string(Page(r, Info{Title: "t", Design: r.Design.Name(), Property: "no-lost-update", ViolatedAt: at}))
+	require.Regexp(t, `<th[^>]*>read</th>`, page, "the clients' reads are a row of the inspector")
+	bWrite := 0
+	for _, st := range r.Steps {
+		if st.Action.Kind == model.ActWrite && st.Action.Client == 1 {
+			bWrite = st.Seq
+		}
+	}
+	require.Contains(t, page, fmt.Sprintf("⚑ marks step %d, the write that lost the update (no-lost-update is violated at step %d", bWrite, at))
+	require.Contains(t, page, fmt.Sprintf(`id="step-%d"`, bWrite))
+	require.Contains(t, page, "1 (2 acc.)", "the storage row shows the accepted writes beside the counter")
+}

@@ -216,6 +216,7 @@ func Page(r *model.Run, info Info) []byte {
 // writeTimeline writes the timeline of run r (its columns cols) and its
 // legend.
 func writeTimeline(b *strings.Builder, r *model.Run, cols []tickInfo, info Info) {
+	flagAt := flagStep(r, &info)
 	d := &r.Design
 	esc := html.EscapeString
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
@@ -280,7 +281,7 @@ func writeTimeline(b *strings.Builder, r *model.Run, cols []tickInfo, info Info)
 					cls += " bad"
 					label = "✗ " + label
 				}
-				if st.Seq == info.ViolatedAt {
+				if st.Seq == flagAt {
 					cls += " violation"
 					label = "⚑ " + label
 				}
@@ -518,8 +519,30 @@ func storageText(d *model.Design, st model.Storage) string {
 	return s
 }
 
+// flagStep is the step ⚑ marks: the step at which the property is
+// violated, except for a lost update, which is seen only once every job
+// has ended (often at a harmless release): there ⚑ marks the accepted
+// write that lost the update, the one that wrote a value no greater than
+// the counter it overwrote.
+func flagStep(r *model.Run, info *Info) int {
+	if info.Property != "no-lost-update" {
+		return info.ViolatedAt
+	}
+	at := info.ViolatedAt
+	for k := range r.Steps {
+		st := &r.Steps[k]
+		if st.Seq > info.ViolatedAt {
+			break
+		}
+		if st.After.Store.Accepted > st.Before.Store.Accepted && st.After.Store.Counter <= st.Before.Store.Counter {
+			at = st.Seq
+		}
+	}
+	return at
+}
+
 func storageChip(d *model.Design, st model.Storage) string {
-	s := fmt.Sprintf("%d", st.Counter)
+	s := fmt.Sprintf("%d (%d acc.)", st.Counter, st.Accepted)
 	if d.Storage != model.StoragePlain && d.Storage != model.StorageCAS {
 		s += fmt.Sprintf(" ≥#%d", st.MaxTok)
 	}

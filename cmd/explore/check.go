@@ -299,7 +299,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 				writeErr = err
 				break
 			}
-			files = append(files, p)
+			files = append(files, counterexamples.Files(p)...) // its pages too
 		}
 	}
 	if a.json {

@@ -260,6 +260,19 @@ func TestCheckOutWritesReplayableFiles(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, f.Replay().Shows, "%s no longer shows %s", p, prop)
 	}
+	// every file written is reported, and no file is reported twice
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var wrote []string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if p, ok := strings.CutPrefix(l, "wrote "); ok {
+			wrote = append(wrote, p)
+		}
+	}
+	require.Len(t, wrote, len(entries), "reported %v", wrote)
+	for _, e := range entries {
+		require.Contains(t, wrote, filepath.Join(dir, e.Name()))
+	}
 	var out2, errb2 bytes.Buffer
 	notADir := filepath.Join(dir, "file")
 	require.NoError(t, os.WriteFile(notADir, nil, 0o644))

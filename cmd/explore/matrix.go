@@ -38,6 +38,10 @@ type matrixCell struct {
 	Status   string `json:"status"`                   // holds, violated, incomplete
 	Length   int    `json:"trace_length,omitempty"`   // shortest counterexample
 	File     string `json:"counterexample,omitempty"` // its checked-in file, if any
+	// FileSteps and FileClients are the file's trace: the fewest clients
+	// that show the violation, so it may be shorter than Length
+	FileSteps   int `json:"counterexample_steps,omitempty"`
+	FileClients int `json:"counterexample_clients,omitempty"`
 	// Vacuous: it holds, but no lock was ever lost while held (the fault
 	// budget never bit); Vacuity says why (explore check gives the hint).
 	Vacuous bool   `json:"vacuous"`
@@ -45,9 +49,12 @@ type matrixCell struct {
 }
 
 type matrixRow struct {
-	Design   string       `json:"design"`
-	Name     string       `json:"name"` // canonical
-	Why      string       `json:"why"`
+	Design string `json:"design"`
+	Name   string `json:"name"` // canonical
+	Why    string `json:"why"`
+	// Verdict is the row's one-line verdict (explore.Summarize): safe
+	// within bounds, lock-unsafe, data-safe, loses updates, …
+	Verdict  string       `json:"verdict"`
 	Cells    []matrixCell `json:"cells"`
 	Faults   []string     `json:"faults_used"` // fault kinds that occurred in the explored space
 	Distinct int64        `json:"distinct"`
@@ -98,7 +105,7 @@ func runMatrix(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return bad("%s: %v", e.Name, err)
 		}
-		row := matrixRow{Design: e.Name, Name: d.Name(), Why: e.Why, Faults: resultFaults(explore.Result{}, rep), Distinct: rep.Stats.Distinct, Seconds: time.Since(t0).Seconds()}
+		row := matrixRow{Design: e.Name, Name: d.Name(), Why: e.Why, Verdict: explore.Summarize(rep).Verdict, Faults: resultFaults(explore.Result{}, rep), Distinct: rep.Stats.Distinct, Seconds: time.Since(t0).Seconds()}
 		for _, col := range matrixColumns {
 			cell, err := matrixVerdict(&d, rep, col.name, *dir)
 			if err != nil {
@@ -159,6 +166,11 @@ func matrixVerdict(d *model.Design, rep *explore.Report, name, dir string) (matr
 	cell.Length = len(res.Trace)
 	if f := filepath.Join(dir, counterexamples.FileBase(*d, prop)+".txt"); fileExists(f) {
 		cell.File = filepath.ToSlash(f)
+		if data, err := os.ReadFile(f); err == nil {
+			if cf, err := counterexamples.Parse(string(data)); err == nil {
+				cell.FileSteps, cell.FileClients = len(cf.Trace), cf.Design.Clients
+			}
+		}
 	}
 	if name != "linearizable" {
 		return cell, nil
@@ -189,10 +201,10 @@ func fileExists(p string) bool {
 }
 
 func writeMatrixMarkdown(w io.Writer, rows []matrixRow) {
-	fmt.Fprintln(w, "| design | what it shows | exclusive | mutex | own-release | no-lost-update | linearizable | progress | starvation | faults used | states |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---:|")
+	fmt.Fprintln(w, "| design | what it shows | verdict | exclusive | mutex | own-release | no-lost-update | linearizable | progress | starvation | faults used | states |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---:|")
 	for _, r := range rows {
-		fmt.Fprintf(w, "| `%s` | %s |", r.Design, r.Why)
+		fmt.Fprintf(w, "| `%s` | %s | %s |", r.Design, r.Why, r.Verdict)
 		for _, c := range r.Cells {
 			fmt.Fprintf(w, " %s |", cellText(c))
 		}
@@ -203,6 +215,7 @@ func writeMatrixMarkdown(w io.Writer, rows []matrixRow) {
 		fmt.Fprintf(w, " %s | %d |\n", faults, r.Distinct)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintln(w, "verdict: safe within bounds (every property holds, put to the test); lock-unsafe, data-safe (the lock breaks, no-lost-update holds, put to the test); lock-unsafe (the lock breaks, data safety untested); loses updates; stuck (only progress breaks); holds only vacuously;")
 	fmt.Fprintln(w, "holds: no reachable state within the design's horizon and fault budget breaks it; holds, vacuously: it holds, but no lock ever expired or was lost while held")
 	fmt.Fprintln(w, "(own-release: nor did a release reach another's lock; progress: nor did a client crash), so the faults never put it to the test; ✗ N: violated, shortest counterexample N steps;")
 	fmt.Fprintln(w, "lock safety = exclusive, mutex, own-release; data safety = no-lost-update, linearizable (porcupine, on the shortest counterexample); liveness = progress;")
@@ -212,6 +225,11 @@ func writeMatrixMarkdown(w io.Writer, rows []matrixRow) {
 func cellText(c matrixCell) string {
 	switch explore.Status(c.Status) {
 	case explore.Violated:
+		if c.File != "" && c.FileSteps != 0 && c.FileSteps != c.Length {
+			// the file shows it with the fewest clients: say so, not a
+			// link that promises the same trace
+			return fmt.Sprintf("✗ %d ([%d steps, %s](%s))", c.Length, c.FileSteps, plural(c.FileClients, "client", "clients"), c.File)
+		}
 		if c.File != "" {
 			return fmt.Sprintf("[✗ %d](%s)", c.Length, c.File)
 		}
@@ -229,4 +247,11 @@ func cellText(c matrixCell) string {
 		return "–"
 	}
 	return c.Status
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -78,3 +78,23 @@ func TestReadmeShowsTheCurrentMatrix(t *testing.T) {
 	gotTable := got[:strings.Index(got, "\n\n")]
 	require.Equal(t, gotTable, text[start:start+end], "README's matrix is stale: run go run ./cmd/explore matrix and paste the table")
 }
+
+// Each row carries its verdict in a word (demo6: lock-unsafe, data-safe),
+// and a violated cell whose checked-in file shows the violation with fewer
+// clients says how many steps and clients the file has, instead of a link
+// "✗ 31" to a 13-step file.
+func TestMatrixVerdictAndFileLength(t *testing.T) {
+	var out, errb bytes.Buffer
+	require.Equal(t, exitOK, run([]string{"matrix", "-only", "demo", "-dir", "../../counterexamples"}, &out, &errb), errb.String())
+	rows := map[string]string{}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if name, _, ok := strings.Cut(strings.TrimPrefix(l, "| `"), "`"); ok && strings.HasPrefix(l, "| `") {
+			rows[name] = l
+		}
+	}
+	require.Contains(t, rows["demo6"], "| lock-unsafe, data-safe |")
+	require.Contains(t, rows["demo2"], "| loses updates |")
+	require.Contains(t, rows["demo1"], "| holds only vacuously |")
+	require.Contains(t, rows["demo2"], "| ✗ 31 ([13 steps, 1 client](../../counterexamples/redis-cad-none-plain--exclusive.txt)) |")
+	require.NotContains(t, rows["demo2"], "[✗ 31]")
+}
