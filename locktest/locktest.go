@@ -349,49 +349,9 @@ func names(s []Schedule) string {
 	return strings.Join(n, ", ")
 }
 
-// randomSchedule walks the model from Init, choosing among the enabled
-// actions: client steps are likely, faults rare, and a tick happens when
-// the model enables it and the draw says so.
+// randomSchedule is schedule k of seed: faults at 8%.
 func randomSchedule(d *model.Design, seed, k uint64) []model.Action {
-	rng := rand.New(rand.NewPCG(seed, k))
-	s := model.Init(d)
-	var trace []model.Action
-	var buf []model.Action
-	for len(trace) < 400 {
-		buf = model.Actions(d, &s, buf)
-		if len(buf) == 0 {
-			break
-		}
-		var steps, faults []model.Action
-		var tick *model.Action
-		for i := range buf {
-			switch {
-			case buf[i].Kind == model.ActTick:
-				tick = &buf[i]
-			case buf[i].Kind.IsFault():
-				faults = append(faults, buf[i])
-			default:
-				steps = append(steps, buf[i])
-			}
-		}
-		var a model.Action
-		switch r := rng.IntN(100); {
-		case len(faults) > 0 && r < 8:
-			a = faults[rng.IntN(len(faults))]
-		case len(steps) > 0 && (tick == nil || r < 80):
-			a = steps[rng.IntN(len(steps))]
-		case tick != nil:
-			a = *tick
-		default:
-			a = faults[rng.IntN(len(faults))]
-		}
-		trace = append(trace, a)
-		s, _ = model.Step(d, s, a)
-		if s.Finished(d) {
-			break
-		}
-	}
-	return trace
+	return reality.RandomSchedule(d, rand.New(rand.NewPCG(seed, k)), 8)
 }
 
 // replayCommand is the one line that plays sc alone again.

@@ -305,49 +305,9 @@ func TestScheduleSeedsNeedTheirFault(t *testing.T) {
 	}
 }
 
-// randomSchedule walks the model from Init, choosing among the enabled
-// actions with a fixed seed: client steps are likely, faults rare, and a
-// tick happens when the model enables it and the draw says so.
+// randomSchedule is the tests' schedule for seed: faults at 6%.
 func randomSchedule(d *model.Design, seed uint64) []model.Action {
-	rng := rand.New(rand.NewPCG(seed, 0x6c6f636b))
-	s := model.Init(d)
-	var trace []model.Action
-	var buf []model.Action
-	for len(trace) < 400 {
-		buf = model.Actions(d, &s, buf)
-		if len(buf) == 0 {
-			break
-		}
-		var steps, faults []model.Action
-		var tick *model.Action
-		for k := range buf {
-			switch {
-			case buf[k].Kind == model.ActTick:
-				tick = &buf[k]
-			case buf[k].Kind.IsFault():
-				faults = append(faults, buf[k])
-			default:
-				steps = append(steps, buf[k])
-			}
-		}
-		var a model.Action
-		switch r := rng.IntN(100); {
-		case len(faults) > 0 && r < 6:
-			a = faults[rng.IntN(len(faults))]
-		case len(steps) > 0 && (tick == nil || r < 80):
-			a = steps[rng.IntN(len(steps))]
-		case tick != nil:
-			a = *tick
-		default:
-			a = faults[rng.IntN(len(faults))]
-		}
-		trace = append(trace, a)
-		s, _ = model.Step(d, s, a)
-		if s.Finished(d) {
-			break
-		}
-	}
-	return trace
+	return RandomSchedule(d, rand.New(rand.NewPCG(seed, 0x6c6f636b)), 6)
 }
 
 func TestTTLAndTick(t *testing.T) {
