@@ -293,8 +293,8 @@ func (e *engine) encode(w *ckWriter, depth, proved int) {
 	w.u64(uint64(len(t.cp)))
 	w.u64(uint64(cap(t.cp)))
 	w.raw(u32Bytes(t.cp))
-	writeMap16(w, t.wide)
-	writeMap32(w, t.wideK)
+	writeMap(w, t.wide)
+	writeMap(w, t.wideK)
 	// the visited set
 	if e.bits != nil {
 		b := e.bits
@@ -320,20 +320,9 @@ func (e *engine) encode(w *ckWriter, depth, proved int) {
 	}
 }
 
-func writeMap16(w *ckWriter, m map[uint32]uint16) {
-	keys := make([]uint32, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	w.u64(uint64(len(keys)))
-	for _, k := range keys {
-		w.u64(uint64(k))
-		w.u64(uint64(m[k]))
-	}
-}
-
-func writeMap32(w *ckWriter, m map[uint32]uint32) {
+// writeMap writes m's entries in key order, so that the same table gives
+// the same bytes whatever the map's iteration order.
+func writeMap[V uint16 | uint32](w *ckWriter, m map[uint32]V) {
 	keys := make([]uint32, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
