@@ -148,11 +148,7 @@ func (l *etcdLockConn) release(ctx context.Context, c *client, k model.ActionKin
 	if err != nil {
 		return model.Reply{}, err
 	}
-	n := int64(0)
-	if ok {
-		n = 1
-	}
-	return deletedReply(l.d, c, ob, n), nil
+	return releasedReply(l.d, c, ob, ok), nil
 }
 
 // renew is one keep-alive of its lease.

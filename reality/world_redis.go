@@ -429,6 +429,15 @@ func deletedReply(d *model.Design, c *client, ob *Obs, n int64) model.Reply {
 	return model.Reply{Result: model.ResOK}
 }
 
+// releasedReply is deletedReply for a release that reports only whether
+// it removed the client's key.
+func releasedReply(d *model.Design, c *client, ob *Obs, ok bool) model.Reply {
+	if ok {
+		return deletedReply(d, c, ob, 1)
+	}
+	return deletedReply(d, c, ob, 0)
+}
+
 // renew is the watchdog's step: extend the TTL if the key is still ours.
 func (l *keyLock) renew(ctx context.Context, c *client, ob *Obs) (model.Reply, error) {
 	if l.lib != nil {

@@ -217,11 +217,7 @@ func (l *redlockLock) release(ctx context.Context, c *client, k model.ActionKind
 			return model.Reply{}, err
 		}
 		ob.Told = told
-		n := int64(0)
-		if ok {
-			n = 1
-		}
-		return deletedReply(l.d, c, ob, n), nil
+		return releasedReply(l.d, c, ob, ok), nil
 	}
 	ob.Result = model.ResNoop
 	for n := 0; n < l.d.Nodes; n++ {

@@ -134,9 +134,5 @@ func (l *zkLockConn) release(ctx context.Context, c *client, k model.ActionKind,
 	if err != nil {
 		return model.Reply{}, err
 	}
-	n := int64(0)
-	if ok {
-		n = 1
-	}
-	return deletedReply(l.d, c, ob, n), nil
+	return releasedReply(l.d, c, ob, ok), nil
 }
