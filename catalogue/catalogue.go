@@ -102,6 +102,8 @@ var Entries = []Entry{
 	{"redlock/cad/rw/max-token,counter=external,clients=2,nodes=3,counter-crashes=1", "the fencing counter restarts empty: tokens repeat"},
 	{"redis/cad/none/plain,pauses=0,renew=3,hangs=1", "a hung worker stops its own watchdog: its lock expires, the others go on"},
 	{"redis/cad/none/plain,watchdog=thread,pauses=0,renew=3,hangs=1", "a watchdog thread renews a hung worker's lock for ever: a progress failure, not a safety one"},
+	{"redis/cad/none/plain,watchdog=sidecar,renew=3", "a sidecar renews through the worker's pause: the lock outlives it"},
+	{"redis/cad/none/plain,watchdog=sidecar,pauses=0,crashes=1,renew=3", "a sidecar renews a crashed worker's lock for ever: a progress failure"},
 	// repeated jobs: a late release meets its own client's next lock
 	{"redis/cad/none/plain,value=process,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "one lock value per process: a late release deletes its own client's next lock"},
 	{"redis/cad/none/plain,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "a lock value per job: the late release leaves the next lock alone"},

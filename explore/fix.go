@@ -915,6 +915,9 @@ var knobs = []knob{
 			if to == "thread" {
 				return 1, "renew in a thread of its own (it outlives a hung worker: that lock is never freed)"
 			}
+			if to == "sidecar" {
+				return 1, "renew in a sidecar process (it renews through the worker's pauses; a crashed or hung worker's lock is never freed)"
+			}
 			return 1, "renew in the worker (it stops when the worker hangs)"
 		}),
 	wordKnob("value", words(func(i int) model.ValueMode { return model.ValueMode(i) }),

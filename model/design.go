@@ -215,10 +215,16 @@ type WatchdogMode uint8
 const (
 	// WatchdogWorker: renewal runs in the worker; it stops when the worker does.
 	WatchdogWorker WatchdogMode = iota
-	// WatchdogThread: renewal runs in a thread (or sidecar) of its own that
-	// keeps renewing while the worker is stuck (a hang): the lock is then
-	// never freed. A pause (GC, VM) still freezes the whole process.
+	// WatchdogThread: renewal runs in a thread of its own that keeps
+	// renewing while the worker is stuck (a hang): the lock is then never
+	// freed. A pause (GC, VM) still freezes the whole process.
 	WatchdogThread
+	// WatchdogSidecar: renewal runs in another process beside the worker (a
+	// sidecar container, a node agent) that renews the worker's lock until
+	// the worker releases it, watching nothing else: through the worker's
+	// pauses (the lock outlives them), and for ever after it crashes or
+	// hangs holding the lock. fault_client.go.
+	WatchdogSidecar
 	numWatchdogModes
 )
 
@@ -419,9 +425,10 @@ var (
 		"max-token storage forgets the tokens of reads",
 		"keys live one tick less than their TTL (off by one)",
 	}}
-	watchdogAxis = axis{"watchdog", []string{"worker", "thread"}, []string{
+	watchdogAxis = axis{"watchdog", []string{"worker", "thread", "sidecar"}, []string{
 		"renew=k: the renewal runs in the worker and stops with it (default)",
 		"renew=k: the renewal runs in a thread of its own that outlives a hung worker (a pause still freezes both)",
+		"renew=k: the renewal runs in a sidecar process: it renews through the worker's pauses, and for ever once the worker crashed or hung holding the lock",
 	}}
 	valueAxis = axis{"value", []string{"job", "process"}, []string{
 		"jobs=N: each job writes a lock value of its own (default)",

@@ -54,14 +54,39 @@ func slow(s *State, i int) {
 }
 
 // crash ends client i for good; a write already on its way still arrives.
-func crash(d *Design, s *State, i int) {
+func crash(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	s.Used[FaultCrash]++
+	held := c.Believes()
 	if c.Phase == PhaseArrive {
 		c.Crash()
-		return
+	} else {
+		crashed(d, s, i, c.Crash())
 	}
-	crashed(d, s, i, c.Crash())
+	if held && d.Watchdog == WatchdogSidecar { // nobody tells its sidecar
+		renewedForEver(d, s, i, ev)
+	}
+}
+
+// pausedFreezes is FlagPaused when a pause freezes the client's renewal
+// (its watchdog in the worker or a thread of it), 0 when a sidecar renews.
+func pausedFreezes(d *Design) uint16 {
+	if d.Watchdog == WatchdogSidecar {
+		return 0
+	}
+	return FlagPaused
+}
+
+// renewedForEver: client i, gone (crashed, hung) while it held the lock,
+// leaves a renewer that goes on (a watchdog thread, a sidecar): its keys
+// never expire. ev.Value counts them.
+func renewedForEver(d *Design, s *State, i int, ev *Event) {
+	for k := 0; k < lockNodes(d); k++ {
+		if n := &s.Nodes[k]; n.Owner == uint8(i+1) {
+			n.Exp = 0
+			ev.Value++
+		}
+	}
 }
 
 // skewActions: client i's own clock jumps, while it holds a lock whose
@@ -88,7 +113,9 @@ func describePause(d *Design, st *StepRecord, p uint8) string {
 	ev := &st.Event
 	until := int(ev.Now) + int(p)
 	s := fmt.Sprintf("pauses for %d ticks (GC, VM migration), frozen until t=%d", p, until) + sessionPauseNote(d, ev, p)
-	if c := &st.Before.Clients[st.Action.Client]; d.RenewTicks > 0 && c.Believes() && c.Timer != 0 && int(c.Timer) < until {
+	if c := &st.Before.Clients[st.Action.Client]; d.RenewTicks > 0 && c.Believes() && d.Watchdog == WatchdogSidecar {
+		s += "; its sidecar goes on renewing the key"
+	} else if d.RenewTicks > 0 && c.Believes() && c.Timer != 0 && int(c.Timer) < until {
 		due := fmt.Sprintf("at t=%d", c.Timer)
 		if c.Timer <= ev.Now {
 			due = "now"
@@ -109,11 +136,15 @@ func describeSkew(d *Design) string {
 	return fmt.Sprintf("its own clock jumps %d ticks forward: it will think more time has passed", d.ClientJumpTicks)
 }
 
-func describeCrash(before *Client) string {
-	if before.Phase == PhaseArrive {
-		return "crashes while its write is on the way"
+func describeCrash(d *Design, st *StepRecord) string {
+	s := "crashes"
+	if st.Before.Clients[st.Action.Client].Phase == PhaseArrive {
+		s = "crashes while its write is on the way"
 	}
-	return "crashes"
+	if d.Watchdog == WatchdogSidecar && st.Event.Value > 0 {
+		s += "; its sidecar goes on renewing the key for ever: it never expires"
+	}
+	return s
 }
 
 // hangActions: client i's worker hangs for good (hangs=N), while the budget
@@ -144,23 +175,21 @@ func hang(d *Design, s *State, i int, ev *Event) {
 	old := *c
 	*c = Client{Phase: PhaseCrashed, Flags: FlagHung, Job: old.Job, Marks: old.Marks & MarkRestarts}
 	crashed(d, s, i, old)
-	if d.Watchdog != WatchdogThread || !old.Believes() {
-		return
-	}
-	for k := 0; k < lockNodes(d); k++ {
-		if n := &s.Nodes[k]; n.Owner == uint8(i+1) {
-			n.Exp = 0 // renewed for ever by its own thread
-			ev.Value++
-		}
+	if d.Watchdog != WatchdogWorker && old.Believes() {
+		renewedForEver(d, s, i, ev) // by its own thread or its sidecar
 	}
 }
 
 func describeHang(d *Design, st *StepRecord) string {
-	if d.Watchdog != WatchdogThread {
+	renewer := "watchdog thread"
+	switch {
+	case d.Watchdog == WatchdogWorker:
 		return "its worker hangs for good; the watchdog runs in the worker and stops with it"
+	case d.Watchdog == WatchdogSidecar:
+		renewer = "sidecar"
 	}
 	if st.Event.Value == 0 {
-		return "its worker hangs for good; its watchdog thread has no key to renew"
+		return "its worker hangs for good; its " + renewer + " has no key to renew"
 	}
-	return "its worker hangs for good; its watchdog thread goes on renewing the key for ever: it never expires"
+	return "its worker hangs for good; its " + renewer + " goes on renewing the key for ever: it never expires"
 }

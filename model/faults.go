@@ -280,6 +280,9 @@ func (d Design) faultsApply() error {
 	if d.Watchdog != WatchdogWorker && d.RenewTicks == 0 {
 		return designErr("design parameter watchdog=%s applies only with renew ≥ 1", d.Watchdog)
 	}
+	if d.Watchdog == WatchdogSidecar && d.Restarts > 0 {
+		return designErr("design parameter restarts does not apply with watchdog=sidecar (which lock the sidecar renews after its worker restarts is not modelled)")
+	}
 	if d.Hangs > 0 && d.RenewTicks == 0 {
 		return designErr("design parameter hangs applies only with renew ≥ 1: without a watchdog a hung worker is a crash (use crashes)")
 	}

@@ -103,7 +103,7 @@ func describeClientStep(d *Design, st *StepRecord) string {
 	case ActHang:
 		return describeHang(d, st)
 	case ActCrash:
-		return describeCrash(&st.Before.Clients[a.Client])
+		return describeCrash(d, st)
 	case ActRestart:
 		return describeRestart(d, st)
 	case ActDelay:

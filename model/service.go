@@ -384,7 +384,7 @@ func renewerName(d *Design) string { return Service(d.Lock).Renewer }
 // now but frozen with its paused client, or "".
 func frozenRenewWords(d *Design, before *State, i int, now uint8) string {
 	c := &before.Clients[i]
-	if d.RenewTicks == 0 || c.Flags&FlagPaused == 0 || c.Timer == 0 || c.Timer > now {
+	if d.RenewTicks == 0 || c.Flags&pausedFreezes(d) == 0 || c.Timer == 0 || c.Timer > now {
 		return ""
 	}
 	return fmt.Sprintf("its %s, due at t=%d, froze with %s's pause", renewerName(d), c.Timer, ClientName(i))

@@ -313,7 +313,7 @@ func strayDue(s *State, i int) bool {
 // renewDue reports whether client i's watchdog must renew now.
 func renewDue(d *Design, s *State, i int) bool {
 	c := &s.Clients[i]
-	return d.RenewTicks > 0 && c.Flags&(FlagBelieves|FlagPaused) == FlagBelieves && c.Timer != 0 && c.Timer <= s.Now && c.Live()
+	return d.RenewTicks > 0 && c.Flags&(FlagBelieves|pausedFreezes(d)) == FlagBelieves && c.Timer != 0 && c.Timer <= s.Now && c.Live()
 }
 
 // Actions appends to buf the actions enabled in s, in a fixed order: client
@@ -480,7 +480,7 @@ func StepTo(d *Design, s *State, a Action, ev *Event) {
 	case ActSlow:
 		slow(s, int(a.Client))
 	case ActCrash:
-		crash(d, s, int(a.Client))
+		crash(d, s, int(a.Client), ev)
 	case ActDelay:
 		delay(d, s, int(a.Client), a.Arg, ev)
 	case ActLose:

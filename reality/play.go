@@ -230,6 +230,9 @@ func playable(d *model.Design) error {
 	if d.Lock == model.LockRedlock && (d.Release != model.ReleaseCAD || d.Wait != model.WaitPoll || d.Check != model.CheckTrust || d.Bug != model.BugNone || d.RenewTicks > 0) {
 		return fmt.Errorf("design %s: Redlock is played for real with release=cad, wait=poll, check=trust, renew=0 and no planted bug", d.Name())
 	}
+	if d.Watchdog == model.WatchdogSidecar {
+		return fmt.Errorf("design %s: a sidecar renewer (watchdog=sidecar) is not played for real yet; set watchdog=worker", d.Name())
+	}
 	if d.Reenter != model.ReenterNone {
 		return fmt.Errorf("design %s: nested acquires (reenter=%s) are not played for real yet; set reenter=none", d.Name(), d.Reenter)
 	}
