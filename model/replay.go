@@ -94,7 +94,7 @@ func (e *TraceError) Error() string {
 // enabled, and derives the timeline, the history and the properties shown.
 func Replay(d *Design, trace []Action) (*Run, error) {
 	s := Init(d)
-	r := &Run{Design: *d, Init: s}
+	r := &Run{Design: *d, Init: s, Steps: make([]StepRecord, 0, len(trace))}
 	open := make([]int, d.Clients)
 	for i := range open {
 		open[i] = -1

@@ -103,11 +103,33 @@ func stateGroupsOf(r *model.Run, keepZero bool) []group {
 	for k := range r.Steps {
 		states = append(states, &r.Steps[k].After)
 	}
-	used := func(f field, always bool) bool {
+	// a client's or a node's field is read only from its own part of the
+	// state, which most steps leave as it was: each field is looked at in
+	// the distinct values of its part (in order, repeats dropped), not in
+	// every state
+	var zero model.State
+	clientParts := make([][]*model.State, d.Clients)
+	nodeParts := make([][]*model.State, model.MaxNodes)
+	var storeParts []*model.State // the storage's fields, read from these three
+	for _, s := range states {
+		if n := len(storeParts); n == 0 || storeParts[n-1].Store != s.Store || storeParts[n-1].StoreCopy != s.StoreCopy || storeParts[n-1].CounterFence != s.CounterFence {
+			storeParts = append(storeParts, s)
+		}
+		for i := range clientParts {
+			if n := len(clientParts[i]); n == 0 || clientParts[i][n-1].Clients[i] != s.Clients[i] {
+				clientParts[i] = append(clientParts[i], s)
+			}
+		}
+		for k := range nodeParts {
+			if n := len(nodeParts[k]); n == 0 || nodeParts[k][n-1].Nodes[k] != s.Nodes[k] {
+				nodeParts[k] = append(nodeParts[k], s)
+			}
+		}
+	}
+	usedIn := func(f field, always bool, states []*model.State) bool {
 		if always {
 			return true
 		}
-		var zero model.State
 		z := f.value(&zero)
 		for _, s := range states {
 			if f.value(s) != z {
@@ -128,8 +150,8 @@ func stateGroupsOf(r *model.Run, keepZero bool) []group {
 			i := i
 			row = append(row, field{id: fmt.Sprintf("Clients.%d.%s", i, name), label: label, value: func(s *model.State) string { return v(&s.Clients[i]) }})
 		}
-		for _, f := range row {
-			if used(f, always) {
+		for i, f := range row {
+			if usedIn(f, always, clientParts[i]) {
 				cl.fields = append(cl.fields, row)
 				return
 			}
@@ -167,8 +189,8 @@ func stateGroupsOf(r *model.Run, keepZero bool) []group {
 			k := k
 			row = append(row, field{id: fmt.Sprintf("Nodes.%d.%s", k, name), label: label, value: func(s *model.State) string { return v(&s.Nodes[k]) }})
 		}
-		for _, f := range row {
-			if used(f, always) {
+		for k, f := range row {
+			if usedIn(f, always, nodeParts[k]) {
 				nd.fields = append(nd.fields, row)
 				return
 			}
@@ -184,10 +206,10 @@ func stateGroupsOf(r *model.Run, keepZero bool) []group {
 	nodeField("Fence", "fence counter", false, func(n *model.Node) string { return num(n.Fence) })
 	gs = append(gs, transpose(nd))
 
-	one := func(title string, fs []field, always map[string]bool) {
+	one := func(title string, fs []field, always map[string]bool, states []*model.State) {
 		g := group{title: title, rows: []string{""}}
 		for _, f := range fs {
-			if used(f, always[f.id]) {
+			if usedIn(f, always[f.id], states) {
 				g.fields = append(g.fields, []field{f})
 			} else if keepZero {
 				g.fields = append(g.fields, zeroed(&g, []field{f}))
@@ -207,14 +229,14 @@ func stateGroupsOf(r *model.Run, keepZero bool) []group {
 		{"StoreCopy.MaxTok", "replica's highest token", func(s *model.State) string { return num(s.StoreCopy.MaxTok) }},
 		{"StoreCopy.Version", "replica's version", func(s *model.State) string { return num(s.StoreCopy.Version) }},
 		{"CounterFence", "external fence counter", func(s *model.State) string { return num(s.CounterFence) }},
-	}, map[string]bool{"Store.Counter": true, "Store.Accepted": true})
+	}, map[string]bool{"Store.Counter": true, "Store.Accepted": true}, storeParts)
 	counts := []field{{"Now", "now", func(s *model.State) string { return tick(s.Now) }}}
 	for f := model.Fault(0); f < model.NumFaults; f++ {
 		if id, words := f.Counter(); id != "" {
-			counts = append(counts, field{id, words, func(s *model.State) string { return fmt.Sprint(f.Used(&r.Design, s)) }})
+			counts = append(counts, field{id, words, func(s *model.State) string { return strconv.Itoa(f.Used(&r.Design, s)) }})
 		}
 	}
-	one("time and faults used", counts, map[string]bool{"Now": true})
+	one("time and faults used", counts, map[string]bool{"Now": true}, states)
 	return gs
 }
 

@@ -194,36 +194,77 @@ type state struct {
 // load reads a request's schedule and step, and replays it: a step that
 // is not enabled is bad input.
 func load(r *http.Request, rest string) (*state, error) {
-	sc, err := ParseSchedulePath(rest)
+	sc, at, err := locate(r, rest)
+	if err != nil {
+		return nil, err
+	}
+	// the run to step at, recorded; the steps after it (the forward part)
+	// only checked to be enabled one after another
+	run, err := model.Replay(&sc.Design, sc.Trace[:at])
+	if err == nil && !replays(&sc.Design, run.Final, sc.Trace[at:]) {
+		err = replayError(sc)
+	}
 	if err != nil {
 		return nil, refuse(http.StatusBadRequest, "%v", err)
+	}
+	return &state{sc: sc, at: at, run: run}, nil
+}
+
+// locate reads a request's schedule and step (?at=, the schedule's end
+// without it).
+func locate(r *http.Request, rest string) (*Schedule, int, error) {
+	sc, err := ParseSchedulePath(rest)
+	if err != nil {
+		return nil, 0, refuse(http.StatusBadRequest, "%v", err)
 	}
 	at := len(sc.Trace)
 	if v := r.URL.Query().Get("at"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > len(sc.Trace) {
-			return nil, refuse(http.StatusBadRequest, "at=%q: want a step from 0 to %d (the schedule's length)", clip(v), len(sc.Trace))
+			return nil, 0, refuse(http.StatusBadRequest, "at=%q: want a step from 0 to %d (the schedule's length)", clip(v), len(sc.Trace))
 		}
 		at = n
 	}
-	whole, err := model.Replay(&sc.Design, sc.Trace)
-	if err != nil {
-		return nil, refuse(http.StatusBadRequest, "%v", err)
-	}
-	st := &state{sc: sc, at: at, run: whole}
-	if at < len(sc.Trace) {
-		st.run = truncate(whole, at)
-	}
-	return st, nil
+	return sc, at, nil
 }
 
-// truncate is the run of r's first at steps (the prefix of a trace that
-// replays, replayed).
-func truncate(r *model.Run, at int) *model.Run {
-	pre := make([]model.Action, at)
-	for k := range pre {
-		pre[k] = r.Steps[k].Action
+// stateAt is the state of sc's schedule at step at, the whole schedule
+// checked to replay (a take needs no more than that: the page it leads
+// to replays the run).
+func stateAt(sc *Schedule, at int) (model.State, error) {
+	d := &sc.Design
+	s := model.Init(d)
+	var ev model.Event
+	for k, a := range sc.Trace {
+		if k == at {
+			if !replays(d, s, sc.Trace[at:]) {
+				return s, replayError(sc)
+			}
+			break
+		}
+		if !model.Enabled(d, &s, a) {
+			return s, replayError(sc)
+		}
+		model.StepTo(d, &s, a, &ev)
 	}
-	out, _ := model.Replay(&r.Design, pre)
-	return out
+	return s, nil
+}
+
+// replayError is Replay's error for a schedule that does not replay: it
+// names the step and what was enabled.
+func replayError(sc *Schedule) error {
+	_, err := model.Replay(&sc.Design, sc.Trace)
+	return err
+}
+
+// replays says whether trace replays from s, each step enabled in turn.
+func replays(d *model.Design, s model.State, trace []model.Action) bool {
+	var ev model.Event
+	for _, a := range trace {
+		if !model.Enabled(d, &s, a) {
+			return false
+		}
+		model.StepTo(d, &s, a, &ev)
+	}
+	return true
 }

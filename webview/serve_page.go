@@ -12,45 +12,64 @@ import (
 // servePage answers an explorer page; ?take=STEP takes an enabled action
 // and redirects to the page after it.
 func (e *Explorer) servePage(w http.ResponseWriter, r *http.Request, rest string) error {
-	st, err := load(r, rest)
-	if err != nil {
-		return err
-	}
 	if take := r.URL.Query().Get("take"); take != "" {
+		sc, at, err := locate(r, rest)
+		if err != nil {
+			return err
+		}
+		s, err := stateAt(sc, at)
+		if err != nil {
+			return refuse(http.StatusBadRequest, "%v", err)
+		}
 		a, err := model.ParseAction(strings.ReplaceAll(take, "_", " "))
 		if err != nil {
 			return refuse(http.StatusBadRequest, "take=%q: %v", clip(take), err)
 		}
-		d := &st.sc.Design
-		s := st.run.Final
-		if !model.Enabled(d, &s, a) {
-			return refuse(http.StatusBadRequest, "take=%q: %s is not enabled at step %d, t=%d (the page lists the enabled actions)", clip(take), a, st.at, s.Now)
+		if !model.Enabled(&sc.Design, &s, a) {
+			return refuse(http.StatusBadRequest, "take=%q: %s is not enabled at step %d, t=%d (the page lists the enabled actions)", clip(take), a, at, s.Now)
 		}
-		trace := st.sc.Trace
-		next := append(append([]model.Action(nil), trace[:st.at]...), a)
-		if st.at < len(trace) && trace[st.at] == a {
+		trace := sc.Trace
+		next := append(append([]model.Action(nil), trace[:at]...), a)
+		if at < len(trace) && trace[at] == a {
 			next = trace // the step forward: keep the rest
 		}
-		http.Redirect(w, r, PageURL(st.sc.DesignName, next, st.at+1), http.StatusSeeOther)
+		http.Redirect(w, r, PageURL(sc.DesignName, next, at+1), http.StatusSeeOther)
 		return nil
+	}
+	whole := false
+	switch v := r.URL.Query().Get("timeline"); v {
+	case "":
+	case "all":
+		whole = true
+	default:
+		return refuse(http.StatusBadRequest, "timeline=%q: want timeline=all (every step drawn) or no timeline= (the last ticks)", clip(v))
+	}
+	st, err := load(r, rest)
+	if err != nil {
+		return err
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	_, err = w.Write(explorerPage(st.sc, st.at, st.run, e.cfg.Command, e.cfg.Reproduce))
+	_, err = w.Write(explorerPage(st.sc, st.at, st.run, whole, e.cfg.Command, e.cfg.Reproduce))
 	return err
 }
 
 // explorerPage is the page of schedule sc at step at (run: sc's first at
 // steps replayed): the state, the enabled actions, each property's status,
-// the timeline and the story so far.
-func explorerPage(sc *Schedule, at int, run *model.Run, command string, reproduce func(name, text string) error) []byte {
+// the timeline and the story so far. The timeline shows the last ticks of
+// the path, about timelineSteps steps (all of it if wholeTimeline): a
+// browser lays out a long path's every step in seconds.
+
+func explorerPage(sc *Schedule, at int, run *model.Run, wholeTimeline bool, command string, reproduce func(name, text string) error) []byte {
 	d := &run.Design
 	var b strings.Builder
+	// about 200 bytes a step (the timeline's chips and titles), grown once
+	b.Grow(16<<10 + 200*len(run.Steps))
 	esc := html.EscapeString
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	s := &run.Final
 	props := model.PropertiesFor(d)
-	info := Info{Title: "explorer: " + sc.DesignName, Design: d.Name(), StepHref: "?at="}
+	info := Info{Title: "explorer: " + sc.DesignName, Design: d.Name(), StepHref: "?at=", Compact: true}
 	for _, p := range props {
 		if seq, ok := run.Violated(p.Name); ok && p.Expect == model.Always && (info.ViolatedAt == 0 || seq < info.ViolatedAt) {
 			info.Property, info.PropertyDoc, info.ViolatedAt = p.Name, p.Doc, seq
@@ -68,6 +87,7 @@ func explorerPage(sc *Schedule, at int, run *model.Run, command string, reproduc
 	w("<h1>lockcheck explorer: %s</h1>\n", esc(sc.DesignName))
 	w("<dl class=\"meta\"><dt>design</dt><dd>%s</dd></dl>\n", esc(d.Name()))
 
+	path := esc(SchedulePath(sc.DesignName, sc.Trace))
 	// where we are: back, forward, the links
 	w("<nav class=\"where\" id=\"where\">")
 	if at > 0 {
@@ -82,7 +102,7 @@ func explorerPage(sc *Schedule, at int, run *model.Run, command string, reproduc
 		w("<span class=\"off\">forward →</span>")
 	}
 	w(" · <a id=\"start\" href=\"?at=0\">the initial state</a>")
-	w(" · <a id=\"download\" href=\"%s%s?at=%d\" download=\"%s\">download as scenario</a>", scenarioPrefix, esc(SchedulePath(sc.DesignName, sc.Trace)), at, esc(scenarioFileName(sc.DesignName)))
+	w(" · <a id=\"download\" href=\"%s%s?at=%d\" download=\"%s\">download as scenario</a>", scenarioPrefix, path, at, esc(scenarioFileName(sc.DesignName)))
 	w(" · <button type=\"button\" id=\"reproduce\">open in reproduce</button></nav>\n")
 	text := scenarioText(sc, at)
 	w("<pre id=\"reproduce-command\" hidden>%s</pre>\n", esc(reproduceCommand(sc, text, command, reproduce)))
@@ -90,10 +110,15 @@ func explorerPage(sc *Schedule, at int, run *model.Run, command string, reproduc
 	w("<div class=\"panes\">\n")
 	// the timeline, the larger half of the work on a long schedule, is
 	// drawn on another core meanwhile (run is only read)
+	cols, from := columns(run), 0
+	if !wholeTimeline {
+		from = timelineWindow(cols, timelineSteps)
+	}
 	timeline := make(chan string, 1)
 	go func() {
 		var tb strings.Builder
-		writeTimeline(&tb, run, columns(run), info)
+		tb.Grow(8<<10 + 180*len(run.Steps))
+		writeTimeline(&tb, run, cols[from:], info)
 		timeline <- tb.String()
 	}()
 	writeActions(&b, d, s, at, props)
@@ -103,14 +128,41 @@ func explorerPage(sc *Schedule, at int, run *model.Run, command string, reproduc
 	w("</div>\n</div>\n")
 
 	w("<h2>Timeline so far</h2>\n")
+	if from > 0 {
+		hidden := 0
+		for _, c := range cols[:from] {
+			hidden += len(c.steps)
+		}
+		w("<p class=\"legend\" id=\"timeline-window\">Ticks %d to %d, the last %d steps; the %d steps before t=%d are in <a id=\"whole-timeline\" href=\"?at=%d&amp;timeline=all\">the whole timeline</a> (a slow page: every step of the path drawn).</p>\n",
+			cols[from].row.Tick, cols[len(cols)-1].row.Tick, at-hidden, hidden, cols[from].row.Tick, at)
+	}
 	b.WriteString(<-timeline)
 	// the story is told when it is opened (/story/…): a long schedule's
 	// page is the lighter for it
 	w("<details id=\"story\" data-src=\"%s%s?at=%d\"><summary>Story so far (%d steps)</summary>\n<pre class=\"story\" id=\"story-text\">…</pre>\n</details>\n",
-		storyPrefix, esc(SchedulePath(sc.DesignName, sc.Trace)), at, at)
+		storyPrefix, path, at, at)
 	w("<h2>Outcome so far</h2>\n<pre id=\"outcome\">%s</pre>\n", esc(model.RenderSummary(run)))
 	w("</body>\n</html>\n")
 	return []byte(b.String())
+}
+
+// timelineSteps is about how many steps the explorer page's timeline
+// draws: the ticks that hold the last of them. 600 steps lay out in a
+// browser in about 0.2 s (TestExplorerLongScheduleInBrowser logs it);
+// 4,872, the longest path the model allows, took 2-5 s.
+const timelineSteps = 600
+
+// timelineWindow is the first of cols that the page draws: the last
+// columns holding at most max steps, at least the last column.
+func timelineWindow(cols []tickInfo, max int) int {
+	n := 0
+	for k := len(cols) - 1; k >= 0; k-- {
+		n += len(cols[k].steps)
+		if n > max && k < len(cols)-1 {
+			return k + 1
+		}
+	}
+	return 0
 }
 
 // writeActions lists the actions enabled in s, in the story's words: each

@@ -3,6 +3,7 @@ package webview
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"html"
 	"net/http"
 	"net/http/httptest"
@@ -122,19 +123,23 @@ func TestExplorerBadRequests(t *testing.T) {
 		status int
 		msg    string
 	}{
-		"/explore/nope":                                {400, `design "nope"`},
-		"/explore/demo2/-/A_write":                     {400, "step 1 (A write) is not enabled at t=1"},
-		"/explore/demo2/-/A_acquire?at=x":              {400, `at="x": want a step from 0 to 1`},
-		"/explore/demo2/-/A_acquire?at=-1":             {400, `at="-1"`},
-		"/explore/demo2?take=A_write":                  {400, `take="A_write": A write is not enabled at step 0, t=1`},
-		"/explore/demo2?take=A_fly":                    {400, `take="A_fly": action "A fly": unknown verb`},
-		"/search/demo2?property=nope":                  {400, `property="nope": want one of exclusive, mutex`},
-		"/search/demo2/-/A_write?property=exclusive":   {400, "step 1 (A write) is not enabled"},
-		"/scenario/demo2/-/A_write":                    {400, "step 1 (A write) is not enabled"},
-		"/story/demo2/-/A_write":                       {400, "step 1 (A write) is not enabled"},
-		"/nothing":                                     {404, `no page "/nothing" here`},
-		"/assets/nothing.js":                           {404, ""},
-		"/explore/demo2/-/" + strings.Repeat("x", 100): {400, `unknown verb "xxx`},
+		"/explore/nope":                                          {400, `design "nope"`},
+		"/explore/demo2/-/A_write":                               {400, "step 1 (A write) is not enabled at t=1"},
+		"/explore/demo2/-/A_acquire?at=x":                        {400, `at="x": want a step from 0 to 1`},
+		"/explore/demo2/-/A_acquire?at=-1":                       {400, `at="-1"`},
+		"/explore/demo2/-/A_acquire/A_write?at=1":                {400, "step 2 (A write) is not enabled at t=1"}, // in the forward part
+		"/explore/demo2/-/A_write/B_acquire?at=1&take=B_acquire": {400, "step 1 (A write) is not enabled at t=1"},
+		"/explore/demo2/-/A_acquire/A_write?at=0&take=A_acquire": {400, "step 2 (A write) is not enabled at t=1"},
+		"/explore/demo2?timeline=some":                           {400, `timeline="some": want timeline=all (every step drawn) or no timeline=`},
+		"/explore/demo2?take=A_write":                            {400, `take="A_write": A write is not enabled at step 0, t=1`},
+		"/explore/demo2?take=A_fly":                              {400, `take="A_fly": action "A fly": unknown verb`},
+		"/search/demo2?property=nope":                            {400, `property="nope": want one of exclusive, mutex`},
+		"/search/demo2/-/A_write?property=exclusive":             {400, "step 1 (A write) is not enabled"},
+		"/scenario/demo2/-/A_write":                              {400, "step 1 (A write) is not enabled"},
+		"/story/demo2/-/A_write":                                 {400, "step 1 (A write) is not enabled"},
+		"/nothing":                                               {404, `no page "/nothing" here`},
+		"/assets/nothing.js":                                     {404, ""},
+		"/explore/demo2/-/" + strings.Repeat("x", 100):           {400, `unknown verb "xxx`},
 	} {
 		rec := getURL(t, ex, url)
 		require.Equal(t, want.status, rec.Code, url)
@@ -212,6 +217,45 @@ func TestExplorerPage(t *testing.T) {
 	rec = getURL(t, ex, "/assets/explorer.js")
 	require.Equal(t, http.StatusOK, rec.Code)
 	require.Contains(t, rec.Body.String(), "shortest violation")
+}
+
+// TestExplorerTimelineWindow: on a long path the page draws the last
+// ticks of the timeline, about timelineSteps steps, and says so with a
+// link to the whole timeline, which draws every step; a short path's page
+// draws it all with no such note.
+func TestExplorerTimelineWindow(t *testing.T) {
+	d, trace := longWalk(t, longest)
+	require.Greater(t, len(trace), 4*timelineSteps)
+	ex := newExplorer(t, d.Name())
+	n := len(trace)
+	page := getURL(t, ex, PageURL(d.Name(), trace, -1)).Body.String()
+	chips := strings.Count(page, `<span class="chip `)
+	require.Greater(t, chips, timelineSteps/2)
+	require.Less(t, chips, timelineSteps+200)
+	require.Contains(t, page, `data-step="`+strconv.Itoa(n)+`"`, "the last step is drawn")
+	require.NotContains(t, page, `data-step="1" `, "the first is not")
+	require.Contains(t, page, `<p class="legend" id="timeline-window">Ticks `)
+	require.Contains(t, page, `href="?at=`+strconv.Itoa(n)+`&amp;timeline=all">the whole timeline</a>`)
+	whole := getURL(t, ex, PageURL(d.Name(), trace, -1)+"?timeline=all").Body.String()
+	require.NotContains(t, whole, `id="timeline-window"`)
+	var drawn int
+	for _, st := range []string{`data-step="1" `, `data-step="` + strconv.Itoa(n/2) + `" `, `data-step="` + strconv.Itoa(n) + `" `} {
+		if strings.Contains(whole, st) {
+			drawn++
+		}
+	}
+	require.Equal(t, 3, drawn, "the whole timeline draws the first, a middle and the last step")
+	// the window's step counts: the hidden ones and the drawn ones add up
+	// to the path
+	var shown, hidden int
+	_, err := fmt.Sscanf(page[strings.Index(page, `id="timeline-window">`):], `id="timeline-window">Ticks %d to %d, the last %d steps; the %d steps`, new(int), new(int), &shown, &hidden)
+	require.NoError(t, err)
+	require.Equal(t, n, shown+hidden)
+	dm, err := model.LoadDemo("demo2")
+	require.NoError(t, err)
+	short := getURL(t, newExplorer(t, "demo2"), PageURL("demo2", dm.Scenario.Trace, -1)).Body.String()
+	require.NotContains(t, short, `id="timeline-window"`)
+	require.Contains(t, short, `data-step="1" `)
 }
 
 // TestExplorerSearch: the search answers lines of JSON, the result as

@@ -16,6 +16,7 @@ package webview
 import (
 	"fmt"
 	"html"
+	"strconv"
 	"strings"
 
 	"lockcheck/model"
@@ -38,6 +39,10 @@ type Info struct {
 	// StepHref starts each step's link in the timeline; the step's number
 	// follows ("": "#state-", its entry in the page's inspector).
 	StepHref string
+	// Compact leaves each step's words out of its tick's heading and its
+	// client's cell: its chip alone carries them. A long history's page
+	// (the explorer's) is the third of the size for it.
+	Compact bool
 }
 
 // palette are the clients' colours, A first.
@@ -235,7 +240,11 @@ func writeTimeline(b *strings.Builder, r *model.Run, cols []tickInfo, info Info)
 	}
 	w("<div class=\"scroll\">\n<table class=\"timeline\" id=\"timeline\">\n<thead>\n<tr class=\"row-tick\"><th class=\"label\">tick</th>")
 	for _, c := range cols {
-		w("<th class=\"tick\" data-tick=\"%d\" title=\"%s\">%d</th>", c.row.Tick, esc(tickTitle(c, stepText)), c.row.Tick)
+		title := fmt.Sprintf("t=%d", c.row.Tick)
+		if !info.Compact {
+			title = tickTitle(c, stepText)
+		}
+		w("<th class=\"tick\" data-tick=\"%d\" title=\"%s\">%d</th>", c.row.Tick, esc(title), c.row.Tick)
 	}
 	w("</tr>\n</thead>\n<tbody>\n")
 	for i := 0; i < d.Clients; i++ {
@@ -286,8 +295,10 @@ func writeTimeline(b *strings.Builder, r *model.Run, cols []tickInfo, info Info)
 					label = "⚑ " + label
 				}
 				text := stepText(st)
-				lines = append(lines, text)
-				chips = append(chips, fmt.Sprintf("<span class=\"chip %s\" data-step=\"%d\" title=\"%s\"><a href=\"%s%d\">%s</a></span>", cls, st.Seq, esc(text), esc(href), st.Seq, esc(label)))
+				if !info.Compact {
+					lines = append(lines, text)
+				}
+				chips = append(chips, chipHTML(cls, st.Seq, text, href, label))
 			}
 			w("<td class=\"%s\" data-tick=\"%d\" title=\"%s\">%s</td>", strings.Join(classes, " "), c.row.Tick, esc(strings.Join(lines, "\n")), strings.Join(chips, ""))
 		}
@@ -306,7 +317,7 @@ func writeTimeline(b *strings.Builder, r *model.Run, cols []tickInfo, info Info)
 				if st.Action.Kind.IsFault() {
 					cls = "fault"
 				}
-				chips = append(chips, fmt.Sprintf("<span class=\"chip %s\" data-step=\"%d\" title=\"%s\"><a href=\"%s%d\">%s</a></span>", cls, st.Seq, esc(text), esc(href), st.Seq, esc(st.Action.String())))
+				chips = append(chips, chipHTML(cls, st.Seq, text, href, st.Action.String()))
 			}
 			w("<td class=\"cell\" data-tick=\"%d\">%s</td>", c.row.Tick, strings.Join(chips, ""))
 		}
@@ -425,6 +436,14 @@ func hasServiceSteps(r *model.Run) bool {
 		}
 	}
 	return false
+}
+
+// chipHTML is one step's chip in the timeline: its label, its words as
+// the title, a link to the step (concatenated, not Sprintf'd: a long
+// history has thousands).
+func chipHTML(cls string, seq int, title, href, label string) string {
+	n := strconv.Itoa(seq)
+	return "<span class=\"chip " + cls + "\" data-step=\"" + n + "\" title=\"" + html.EscapeString(title) + "\"><a href=\"" + html.EscapeString(href) + n + "\">" + html.EscapeString(label) + "</a></span>"
 }
 
 func tickTitle(c tickInfo, stepText func(*model.StepRecord) string) string {
