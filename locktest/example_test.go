@@ -41,7 +41,9 @@ func TestMyLock(t *testing.T) {
 		// by default; a few here keep this test short
 		Schedules: 3,
 		New: func(ctx context.Context, t locktest.Target) (locktest.Lock, error) {
-			return &myLock{rc: redis.NewClient(&redis.Options{Addr: t.Addr, DB: t.DB}), t: t}, nil
+			rc := redis.NewClient(&redis.Options{Addr: t.Addr, DB: t.DB})
+			// connect now, before the schedule's clock starts
+			return &myLock{rc: rc, t: t}, rc.Ping(ctx).Err()
 		},
 	})
 }

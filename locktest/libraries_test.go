@@ -34,7 +34,7 @@ func newRedsync(opts ...redsync.Option) func(ctx context.Context, t locktest.Tar
 		// TTL with the default 0.05: a loaded machine answers later
 		opts := append([]redsync.Option{redsync.WithExpiry(t.TTL), redsync.WithTries(1), redsync.WithTimeoutFactor(0.5),
 			redsync.WithGenValueFunc(func() (string, error) { return t.Value, nil })}, opts...)
-		return &redsyncLock{rc: rc, m: redsync.New(goredis.NewPool(rc)).NewMutex(t.Key, opts...)}, nil
+		return &redsyncLock{rc: rc, m: redsync.New(goredis.NewPool(rc)).NewMutex(t.Key, opts...)}, rc.Ping(ctx).Err()
 	}
 }
 
@@ -83,7 +83,7 @@ type redislockLock struct {
 
 func newRedislock(ctx context.Context, t locktest.Target) (locktest.Lock, error) {
 	rc := redis.NewClient(&redis.Options{Addr: t.Addr, DB: t.DB, MaxRetries: -1})
-	return &redislockLock{rc: rc, c: redislock.New(rc), t: t}, nil
+	return &redislockLock{rc: rc, c: redislock.New(rc), t: t}, rc.Ping(ctx).Err()
 }
 
 func (l *redislockLock) Acquire(ctx context.Context) (bool, error) {

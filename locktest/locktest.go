@@ -48,6 +48,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,7 +113,9 @@ type Target struct {
 type Config struct {
 	Service Service
 	Storage Storage
-	// New makes the lock of one client process, talking to t.Addr.
+	// New makes the lock of one client process, talking to t.Addr. It is
+	// called before the schedule's clock starts: connect there (a PING),
+	// so that the schedule's first call does not dial.
 	New func(ctx context.Context, t Target) (Lock, error)
 	// Clients is how many instances of your client play each schedule
 	// (2 or 3; 0: 3).
@@ -125,8 +129,22 @@ type Config struct {
 	Schedules int
 	// Seed seeds the random schedules (0: 1). LOCKTEST_SEED overrides it.
 	Seed uint64
-	// Tick is one model tick in real time (0: 50ms).
+	// Tick is one model tick in real time (0: 100ms, reality's default:
+	// every request of a tick must be answered within its first half).
 	Tick time.Duration
+	// Parallel is how many schedules play at once, each on a pair of
+	// databases of its own, eight pairs to a redis-server (0: 16; 1: one
+	// after the other). A schedule spends its time waiting for its ticks,
+	// so several at once cost little CPU; the verdicts and the order of the
+	// reports are the same whatever it is.
+	Parallel int
+	// CallTimeout bounds each call of your Lock and of New (0: 5s): a
+	// call that has not returned by then fails the run, naming the call
+	// and the schedule's step. Its context ends then too.
+	CallTimeout time.Duration
+	// ServerBinary is the redis-server program to start ("": redis-server
+	// on PATH).
+	ServerBinary string
 }
 
 // Design is the model's design that cfg plays, in lockcheck's design
@@ -219,37 +237,147 @@ func Run(t testing.TB, cfg Config) {
 		}
 		scheds = scheds[k : k+1]
 	}
-	srv := startRedis(t)
-	maker := func(ctx context.Context, ut reality.UserTarget) (reality.UserLock, error) {
-		l, err := cfg.New(ctx, Target{Client: ut.Client, Addr: ut.Addr, DB: ut.DB, Key: ut.Key, Value: ut.Value, TTL: ut.TTL})
-		if err != nil {
-			return nil, fmt.Errorf("Config.New for client %s: %v", model.ClientName(ut.Client), err)
+	playAll(t, cfg, &d, scheds)
+}
+
+// playAll plays scheds, cfg.parallel() at a time, and reports their
+// verdicts in the order of scheds: a run that parts from the model with
+// t.Error, and the first that fails (the client or its setup) with
+// t.Error too, and nothing after it.
+func playAll(t testing.TB, cfg Config, d *model.Design, scheds []Schedule) (voidRuns int) {
+	t.Helper()
+	par := min(cfg.parallel(), len(scheds))
+	srvs, err := startRedis(t, cfg, (par+pairsPerServer-1)/pairsPerServer)
+	if err != nil {
+		t.Errorf("locktest: %v", err)
+		return 0
+	}
+	maker := cfg.maker()
+	type verdict struct {
+		played bool
+		parts  string // the report of a run that parts from the model ("": it agrees)
+		err    error
+	}
+	out := make([]verdict, len(scheds))
+	var next, failed atomic.Int64
+	failed.Store(int64(len(scheds)))
+	var finished, void atomic.Int64
+	var wg sync.WaitGroup
+	began := time.Now()
+	for slot := 0; slot < par; slot++ {
+		wg.Add(1)
+		go func(slot int) {
+			defer wg.Done()
+			srv, pair := srvs[slot/pairsPerServer], slot%pairsPerServer
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= len(scheds) || int64(k) > failed.Load() {
+					return
+				}
+				c, err := play(srv, 2*pair, 2*pair+1, d, scheds[k], cfg, maker, &void)
+				out[k] = verdict{played: true, err: err}
+				if err == nil && !c.Agree { // only a report is kept: a run of 10,000 keeps no comparisons
+					out[k].parts = c.Text()
+				}
+				finished.Add(1)
+				if err != nil { // the other schedules would fail alike: start no more
+					for f := failed.Load(); int64(k) < f && !failed.CompareAndSwap(f, int64(k)); f = failed.Load() {
+					}
+				}
+			}
+		}(slot)
+	}
+	// a long run says how far it is (go test -v shows it as it comes)
+	stop := make(chan struct{})
+	if len(scheds) >= 200 {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(30 * time.Second):
+					t.Logf("locktest: %d of %d schedules played (%.0f s)", finished.Load(), len(scheds), time.Since(began).Seconds())
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	took := time.Since(began)
+	played, parted := 0, 0
+	for k, sc := range scheds {
+		v := out[k]
+		if !v.played { // an earlier one failed
+			break
 		}
+		played++
+		if v.err != nil {
+			t.Errorf("locktest: schedule %s: %v (the other schedules are not played)\nreplay: %s", sc.Name, v.err, replayCommand(t, cfg, sc))
+			break
+		}
+		if v.parts != "" {
+			parted++
+			t.Errorf("locktest: your client parts from the model on schedule %s (design %s, seed %d):\n%s\nreplay: %s",
+				sc.Name, cfg.Design(), cfg.seed(), v.parts, replayCommand(t, cfg, sc))
+		}
+	}
+	var addrs []string
+	for _, s := range srvs {
+		addrs = append(addrs, s.Addr())
+	}
+	t.Logf("locktest: %d of %d schedules of design %s (seed %d) played on %s, %d at once, in %.1f s (%.1f a second; %d void runs played again with a longer tick); %d part from the model",
+		played, len(scheds), cfg.Design(), cfg.seed(), strings.Join(addrs, ", "), par, took.Seconds(), float64(played)/took.Seconds(), void.Load(), parted)
+	return int(void.Load())
+}
+
+// maker makes each client's lock with cfg.New, checked, behind an adapter.
+func (cfg Config) maker() reality.UserMaker {
+	return func(ctx context.Context, ut reality.UserTarget) (reality.UserLock, error) {
+		made := make(chan Lock, 1)
+		call := "Config.New for client " + model.ClientName(ut.Client)
+		// New gets the run's context, not the call's: a client may keep it
+		// for its own goroutines (a session's keep-alive)
+		_, err := guarded(ctx, call, cfg.callTimeout(), func(context.Context) (bool, error) {
+			l, err := cfg.New(ctx, Target{Client: ut.Client, Addr: ut.Addr, DB: ut.DB, Key: ut.Key, Value: ut.Value, TTL: ut.TTL})
+			made <- l
+			return false, err
+		})
+		if err != nil {
+			select {
+			case l := <-made: // a Lock with its error: closed, not used
+				if c, ok := l.(interface{ Close() error }); ok && l != nil {
+					_ = c.Close()
+				}
+			default:
+			}
+			if strings.HasPrefix(err.Error(), call) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%s: %v", call, err)
+		}
+		l := <-made
 		if l == nil {
 			return nil, fmt.Errorf("Config.New for client %s returned a nil Lock", model.ClientName(ut.Client))
 		}
 		if _, ok := l.(Extender); cfg.RenewTicks > 0 && !ok {
 			return nil, fmt.Errorf("Config.RenewTicks is %d but the Lock (%T) has no Extend method (implement locktest.Extender)", cfg.RenewTicks, l)
 		}
-		return &adapter{l: l}, nil
+		return &adapter{l: l, timeout: cfg.callTimeout()}, nil
 	}
-	played, parted := 0, 0
-	defer func() {
-		t.Logf("locktest: %d of %d schedules of design %s (seed %d) played on %s; %d part from the model", played, len(scheds), cfg.Design(), cfg.seed(), srv.s.Addr(), parted)
-	}()
-	for _, sc := range scheds {
-		c, err := play(srv, &d, sc, cfg, maker)
-		played++
-		if err != nil { // the client or its setup failed: the other schedules would fail alike
-			t.Errorf("locktest: schedule %s: %v (the other schedules are not played)\nreplay: %s", sc.Name, err, replayCommand(t, cfg, sc))
-			return
-		}
-		if !c.Agree {
-			parted++
-			t.Errorf("locktest: your client parts from the model on schedule %s (design %s, seed %d):\n%s\nreplay: %s",
-				sc.Name, cfg.Design(), cfg.seed(), c.Text(), replayCommand(t, cfg, sc))
-		}
+}
+
+func (cfg Config) callTimeout() time.Duration {
+	if cfg.CallTimeout == 0 {
+		return 5 * time.Second
 	}
+	return cfg.CallTimeout
+}
+
+func (cfg Config) parallel() int {
+	if cfg.Parallel == 0 {
+		return 16
+	}
+	return cfg.Parallel
 }
 
 func (cfg Config) seed() uint64 {
@@ -273,6 +401,10 @@ func (cfg Config) check() error {
 		return fmt.Errorf("Config.RenewTicks %d: want 0 (no renewal) to 9 ticks of the TTL's 10", cfg.RenewTicks)
 	case cfg.Schedules < 0 || cfg.Schedules > 100000:
 		return fmt.Errorf("Config.Schedules %d: want 0 (10) to 100000", cfg.Schedules)
+	case cfg.Parallel < 0 || cfg.Parallel > maxParallel:
+		return fmt.Errorf("Config.Parallel %d: want 0 (16) to %d schedules at once", cfg.Parallel, maxParallel)
+	case cfg.CallTimeout < 0:
+		return fmt.Errorf("Config.CallTimeout %v: want 0 (5s) or more", cfg.CallTimeout)
 	case cfg.Tick != 0 && reality.CheckTick(cfg.Tick) != nil:
 		return fmt.Errorf("Config.Tick: %v", reality.CheckTick(cfg.Tick))
 	}
@@ -286,10 +418,6 @@ func (cfg Config) check() error {
 // schedules drawn from the model's enabled actions with cfg.Seed; shortest
 // first. The same config gives the same schedules.
 func Schedules(cfg Config) ([]Schedule, error) {
-	d, err := model.ParseDesign(cfg.Design())
-	if err != nil {
-		return nil, err
-	}
 	var out []Schedule
 	// the model's shortest runs of each property, with the pause alone
 	// and with every fault (a run of the first is one of the second too)
@@ -316,20 +444,37 @@ func Schedules(cfg Config) ([]Schedule, error) {
 	if n == 0 {
 		n = 10
 	}
+	random, err := randomSchedules(cfg, n)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, random...)
+	// shortest first: the first schedule a client fails is the shortest
+	// played that shows its mistake
+	slices.SortStableFunc(out, func(a, b Schedule) int { return len(a.trace) - len(b.trace) })
+	return out, nil
+}
+
+// randomSchedules is cfg's random schedules random-1 … random-n: every
+// other one drawn with the pause alone (its pauses are the long ones),
+// the others with every fault.
+func randomSchedules(cfg Config, n int) ([]Schedule, error) {
+	d, err := model.ParseDesign(cfg.Design())
+	if err != nil {
+		return nil, err
+	}
 	base, err := model.ParseDesign(cfg.design(false))
 	if err != nil {
 		return nil, err
 	}
-	for k := 0; k < n; k++ { // every other one with the pause alone: its pauses are the long ones
+	out := make([]Schedule, 0, n)
+	for k := 0; k < n; k++ {
 		dk := &d
 		if k%2 == 0 {
 			dk = &base
 		}
 		out = append(out, schedule("random-"+strconv.Itoa(k+1), randomSchedule(dk, cfg.seed(), uint64(k))))
 	}
-	// shortest first: the first schedule a client fails is the shortest
-	// played that shows its mistake
-	slices.SortStableFunc(out, func(a, b Schedule) int { return len(a.trace) - len(b.trace) })
 	return out, nil
 }
 
@@ -359,46 +504,62 @@ func replayCommand(t testing.TB, cfg Config, sc Schedule) string {
 	return fmt.Sprintf("%s=%d %s=%s go test -run '^%s$' .", EnvSeed, cfg.seed(), EnvSchedule, sc.Name, strings.SplitN(t.Name(), "/", 2)[0])
 }
 
-// server is the redis-server of a Run, and the databases its runs use.
-type server struct {
-	s *reality.Server
-}
+// pairsPerServer is how many schedules one redis-server plays at once:
+// one pair of its 16 databases each (the lock's and the storage's).
+const pairsPerServer = 8
 
-func startRedis(t testing.TB) *server {
+// maxParallel bounds Config.Parallel: four redis-servers.
+const maxParallel = 4 * pairsPerServer
+
+// startRedis starts n redis-servers, stopped when the test ends. It skips
+// the test (fails it with CI=true) when redis-server is not installed.
+func startRedis(t testing.TB, cfg Config, n int) ([]*reality.Server, error) {
 	t.Helper()
-	bin, err := reality.FindServer()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("locktest: CI=true but %v", err)
+	bin := cfg.ServerBinary
+	if bin == "" {
+		var err error
+		if bin, err = reality.FindServer(); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("locktest: CI=true but %v", err)
+			}
+			t.Skipf("locktest: skipped: %v", err)
 		}
-		t.Skipf("locktest: skipped: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	s, err := reality.StartServer(ctx, bin)
-	if err != nil {
-		t.Fatalf("locktest: start %s: %v", bin, err)
+	var srvs []*reality.Server
+	for k := 0; k < n; k++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		s, err := reality.StartServer(ctx, bin)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("start the redis-server (Config.ServerBinary %q): %v", bin, err)
+		}
+		t.Cleanup(func() { s.Stop() })
+		srvs = append(srvs, s)
 	}
-	t.Cleanup(func() { s.Stop() })
-	return &server{s: s}
+	return srvs, nil
 }
 
 // voidRuns is how many times a schedule is played, the tick doubled each
-// time (50ms to 1.6s), while the machine cannot keep its timing.
+// time (100ms to 3.2s by default), while the machine cannot keep its
+// timing.
 const voidRuns = 6
 
-// play plays one schedule, again with a doubled tick when the machine
-// could not keep the timing (a void run says nothing about the client).
-func play(srv *server, d *model.Design, sc Schedule, cfg Config, maker reality.UserMaker) (*reality.Comparison, error) {
+// defaultTick is Config.Tick's default.
+const defaultTick = 100 * time.Millisecond
+
+// play plays one schedule on databases lockDB and storeDB of srv, again
+// with a doubled tick when the machine could not keep the timing (a void
+// run says nothing about the client).
+func play(srv *reality.Server, lockDB, storeDB int, d *model.Design, sc Schedule, cfg Config, maker reality.UserMaker, void *atomic.Int64) (*reality.Comparison, error) {
 	in := &reality.Input{Source: "schedule " + sc.Name, Kind: "scenario", DesignName: cfg.Design(), Design: *d, Trace: sc.trace}
 	tick := cfg.Tick
 	if tick == 0 {
-		tick = 50 * time.Millisecond
+		tick = defaultTick
 	}
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-		c, err := reality.Reproduce(ctx, in, "redis-server "+srv.s.Version()+" on "+srv.s.Addr(),
-			reality.Options{Addr: srv.s.Addr(), LockDB: 0, StoreDB: 1, Tick: tick, Client: reality.ClientUser, User: maker})
+		c, err := reality.Reproduce(ctx, in, "redis-server "+srv.Version()+" on "+srv.Addr(),
+			reality.Options{Addr: srv.Addr(), LockDB: lockDB, StoreDB: storeDB, Tick: tick, Client: reality.ClientUser, User: maker})
 		cancel()
 		if err != nil {
 			return nil, err
@@ -409,45 +570,73 @@ func play(srv *server, d *model.Design, sc Schedule, cfg Config, maker reality.U
 			}
 			return c, nil
 		}
+		void.Add(1)
 		tick *= 2
 	}
 }
 
 // adapter is a Lock as reality calls it: each call's answer in the
-// client's words, and a panic turned into an error naming the call.
-type adapter struct{ l Lock }
+// client's words, bounded in time, and a panic turned into an error naming
+// the call.
+type adapter struct {
+	l       Lock
+	timeout time.Duration
+}
 
 func (a *adapter) Acquire(ctx context.Context) (won bool, told string, err error) {
-	defer recovered("Acquire", &err)
-	won, err = a.l.Acquire(ctx)
+	won, err = guarded(ctx, "Acquire", a.timeout, a.l.Acquire)
 	return won, fmt.Sprintf("Acquire → %v, %v", won, errWord(err)), err
 }
 
 func (a *adapter) Release(ctx context.Context) (released bool, told string, err error) {
-	defer recovered("Release", &err)
-	released, err = a.l.Release(ctx)
+	released, err = guarded(ctx, "Release", a.timeout, a.l.Release)
 	return released, fmt.Sprintf("Release → %v, %v", released, errWord(err)), err
 }
 
 func (a *adapter) Extend(ctx context.Context) (extended bool, told string, err error) {
-	defer recovered("Extend", &err)
 	e, ok := a.l.(Extender)
 	if !ok {
 		return false, "", errors.New("Config.RenewTicks is set but the Lock has no Extend method (implement locktest.Extender)")
 	}
-	extended, err = e.Extend(ctx)
+	extended, err = guarded(ctx, "Extend", a.timeout, e.Extend)
 	return extended, fmt.Sprintf("Extend → %v, %v", extended, errWord(err)), err
 }
 
 func (a *adapter) Close() {
 	if c, ok := a.l.(interface{ Close() error }); ok {
-		_ = c.Close()
+		_, _ = guarded(context.Background(), "Close", a.timeout, func(context.Context) (bool, error) { return true, c.Close() })
 	}
 }
 
-func recovered(call string, err *error) {
-	if p := recover(); p != nil {
-		*err = fmt.Errorf("%s panicked: %v", call, p)
+// guarded calls f with a context that ends after timeout and returns its
+// answer, or an error naming call when it panics, when it answers true
+// and an error at once, or when it has not returned by the timeout (it
+// then goes on in the background: a goroutine cannot be stopped).
+func guarded(ctx context.Context, call string, timeout time.Duration, f func(context.Context) (bool, error)) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type answer struct {
+		ok  bool
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- answer{err: fmt.Errorf("%s panicked: %v", call, p)}
+			}
+		}()
+		ok, err := f(ctx)
+		done <- answer{ok, err}
+	}()
+	select {
+	case a := <-done:
+		if a.ok && a.err != nil {
+			return false, fmt.Errorf("%s returned true and an error (%v): want true and nil, or false with or without an error", call, a.err)
+		}
+		return a.ok, a.err
+	case <-ctx.Done():
+		return false, fmt.Errorf("%s did not return within %v (Config.CallTimeout; its context was cancelled then)", call, timeout)
 	}
 }
 

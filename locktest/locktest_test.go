@@ -3,12 +3,17 @@ package locktest_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"lockcheck/locktest"
+	"lockcheck/reality"
 )
 
 // redisLock is a correct Redis lock client, written as a user would: SET
@@ -29,6 +34,12 @@ var (
 func newLock(bug string) func(ctx context.Context, t locktest.Target) (locktest.Lock, error) {
 	return func(ctx context.Context, t locktest.Target) (locktest.Lock, error) {
 		rc := redis.NewClient(&redis.Options{Addr: t.Addr, DB: t.DB, MaxRetries: -1, PoolSize: 1})
+		// connected before the schedule's clock starts: its first call
+		// does not dial
+		if err := rc.Ping(ctx).Err(); err != nil {
+			rc.Close()
+			return nil, err
+		}
 		return &redisLock{rc: rc, t: t, bug: bug}, nil
 	}
 }
@@ -72,6 +83,19 @@ func TestCorrectClient(t *testing.T) {
 		cfg.New = newLock("")
 		t.Run(cfg.Design(), func(t *testing.T) { locktest.Run(t, cfg) })
 	}
+}
+
+// TestCorrectClientLong: the correct fenced client agrees with the model
+// on 10,000 random schedules of the default design (three clients, a
+// pause, a slow job, a crash and a write held in the network) and on the
+// model's shortest runs. Minutes long, so behind LOCKTEST_LONG=1:
+//
+//	LOCKTEST_LONG=1 go test -run TestCorrectClientLong -v -timeout 60m ./locktest
+func TestCorrectClientLong(t *testing.T) {
+	if os.Getenv("LOCKTEST_LONG") == "" {
+		t.Skip("set LOCKTEST_LONG=1 to play 10,000 schedules (about 20 minutes)")
+	}
+	locktest.Run(t, locktest.Config{Storage: locktest.TokenOnReadsAndWrites, Schedules: 10000, New: newLock("")})
 }
 
 // recorder keeps the errors a Run reports instead of failing the test.
@@ -132,12 +156,50 @@ func (p *panicky) Acquire(ctx context.Context) (bool, error) {
 	return p.redisLock.Acquire(ctx)
 }
 
-// TestBadInput: a bad Config, a New that fails and an Acquire that panics
-// each give one clear error naming what was wrong (the call and the
-// schedule's step), and no hang.
-func TestBadInput(t *testing.T) {
+// hanging is a Lock whose Release never returns (it ignores its context)
+// until the test ends.
+type hanging struct {
+	redisLock
+	until chan struct{}
+}
+
+func (h *hanging) Release(ctx context.Context) (bool, error) {
+	<-h.until
+	return false, nil
+}
+
+// liar is a Lock whose Acquire says it won and failed at once.
+type liar struct{ redisLock }
+
+func (l *liar) Acquire(ctx context.Context) (bool, error) {
+	return true, fmt.Errorf("connection reset")
+}
+
+// badInputs are the bad inputs TestBadInput plays:
+// each must give one error naming what was wrong.
+func badInputs(t *testing.T) []struct {
+	name string
+	cfg  locktest.Config
+	want string
+} {
 	good := newLock("")
-	for _, tc := range []struct {
+	wrap := func(f func(l *redisLock) locktest.Lock) func(ctx context.Context, t locktest.Target) (locktest.Lock, error) {
+		return func(ctx context.Context, t locktest.Target) (locktest.Lock, error) {
+			l, err := good(ctx, t)
+			if err != nil {
+				return nil, err
+			}
+			return f(l.(*redisLock)), nil
+		}
+	}
+	until := make(chan struct{})
+	t.Cleanup(func() { close(until) })
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "redis-server")
+	if err := os.WriteFile(broken, []byte("#!/bin/sh\necho 'FATAL: bad config' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return []struct {
 		name string
 		cfg  locktest.Config
 		want string
@@ -146,24 +208,87 @@ func TestBadInput(t *testing.T) {
 		{"clients", locktest.Config{Clients: 7, New: good}, "Config.Clients 7: want 2 or 3"},
 		{"service", locktest.Config{Service: 9, New: good}, "Config.Service 9: want locktest.Redis"},
 		{"renew", locktest.Config{RenewTicks: 12, New: good}, "Config.RenewTicks 12"},
+		{"parallel", locktest.Config{Parallel: 99, New: good}, "Config.Parallel 99: want 0 (16) to 32"},
 		{"New fails", locktest.Config{Clients: 2, Schedules: 1, New: func(context.Context, locktest.Target) (locktest.Lock, error) {
 			return nil, fmt.Errorf("no such host")
 		}}, "Config.New for client A: no such host"},
-		{"panic", locktest.Config{Clients: 2, Schedules: 1, New: func(ctx context.Context, t locktest.Target) (locktest.Lock, error) {
-			l, _ := good(ctx, t)
-			return &panicky{redisLock: *l.(*redisLock)}, nil
-		}}, "B acquire at t=3): your lock's Acquire: Acquire panicked: planted"},
-		{"no Extend", locktest.Config{Clients: 2, Schedules: 1, RenewTicks: 3, New: func(ctx context.Context, t locktest.Target) (locktest.Lock, error) {
-			l, _ := good(ctx, t)
-			return struct{ locktest.Lock }{l}, nil
-		}}, "has no Extend method (implement locktest.Extender)"},
-	} {
+		{"panic", locktest.Config{Clients: 2, Schedules: 1, New: wrap(func(l *redisLock) locktest.Lock { return &panicky{redisLock: *l} })},
+			"B acquire at t=3): your lock's Acquire: Acquire panicked: planted"},
+		{"hang", locktest.Config{Clients: 2, Schedules: 1, CallTimeout: 300 * time.Millisecond, New: wrap(func(l *redisLock) locktest.Lock { return &hanging{*l, until} })},
+			"A release at t=3): your lock's Release: Release did not return within 300ms"},
+		{"garbage", locktest.Config{Clients: 2, Schedules: 1, New: wrap(func(l *redisLock) locktest.Lock { return &liar{*l} })},
+			"A acquire at t=1): your lock's Acquire: Acquire returned true and an error (connection reset)"},
+		{"no Extend", locktest.Config{Clients: 2, Schedules: 1, RenewTicks: 3, New: wrap(func(l *redisLock) locktest.Lock { return struct{ locktest.Lock }{l} })},
+			"has no Extend method (implement locktest.Extender)"},
+		{"server will not start", locktest.Config{Clients: 2, Schedules: 1, ServerBinary: broken, New: good},
+			"start the redis-server (Config.ServerBinary \"" + broken + "\"): " + broken + " exited at start (exit status 1): FATAL: bad config"},
+	}
+}
+
+// leftovers counts this process's child processes (the redis-servers it
+// started) and the server folders it made in the temporary directory.
+func leftovers(t *testing.T) (procs, dirs int) {
+	t.Helper()
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid …: comm may hold spaces, so after the ")"
+		rest := string(b[strings.LastIndexByte(string(b), ')')+1:])
+		if fields := strings.Fields(rest); len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) {
+			procs++
+		}
+	}
+	mine, _ := filepath.Glob(filepath.Join(os.TempDir(), "lockcheck-redis-"+strconv.Itoa(os.Getpid())+"-*"))
+	return procs, len(mine)
+}
+
+// TestBadInput: a bad Config, a New that fails, an Acquire that panics or
+// answers true and an error, a Release that hangs and a redis-server that
+// will not start each give one clear error naming what was wrong (the
+// call and the schedule's step), and no hang. Each, and a good run, leaves
+// no redis-server and no server folder behind: they are counted before
+// and after.
+func TestBadInput(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc to count processes in")
+	}
+	// the count sees a server and its folder
+	p0, d0 := leftovers(t)
+	bin, err := reality.FindServer()
+	if err != nil {
+		t.Skip(err)
+	}
+	s, err := reality.StartServer(context.Background(), bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, d1 := leftovers(t)
+	s.Stop()
+	if p1 != p0+1 || d1 != d0+1 {
+		t.Fatalf("a running server: %d child processes and %d server folders, want %d and %d", p1, d1, p0+1, d0+1)
+	}
+	cases := append(badInputs(t), struct {
+		name string
+		cfg  locktest.Config
+		want string
+	}{"good", locktest.Config{Clients: 2, Schedules: 1, Parallel: 9, New: newLock("")}, ""})
+	for _, tc := range cases {
+		p0, d0 := leftovers(t)
 		t.Run(tc.name, func(t *testing.T) {
 			r := &recorder{TB: t}
 			locktest.Run(r, tc.cfg)
-			if len(r.errs) != 1 || !strings.Contains(r.errs[0], tc.want) {
+			switch {
+			case tc.want == "" && len(r.errs) > 0:
+				t.Fatalf("the good run failed: %q", r.errs)
+			case tc.want != "" && (len(r.errs) != 1 || !strings.Contains(r.errs[0], tc.want)):
 				t.Fatalf("want one error naming %q, got %q", tc.want, r.errs)
 			}
 		})
+		if p, d := leftovers(t); p != p0 || d != d0 {
+			t.Errorf("%s: %d child processes and %d server folders before, %d and %d after", tc.name, p0, d0, p, d)
+		}
 	}
 }

@@ -1,0 +1,29 @@
+package locktest_test
+
+import (
+	"fmt"
+	"testing"
+
+	"lockcheck/locktest"
+)
+
+// BenchmarkSchedules plays b.N random schedules of the default design
+// (three clients, a pause, a slow job, a crash and a write held in the
+// network; fenced storage) against the correct client on real Redis, one
+// at a time and several at once. Its schedules/s is what a locktest run
+// plays a second; a schedule spends nearly all its time sleeping until its
+// ticks (about 13 ticks of 100ms), so schedules at once multiply it, until the
+// machine misses a tick's timing and the run is played again with a
+// longer tick (void/op).
+//
+//	go test -run '^$' -bench Schedules -benchtime 64x -count 3 ./locktest
+func BenchmarkSchedules(b *testing.B) {
+	for _, par := range []int{1, 8, 16, 32} {
+		b.Run(fmt.Sprintf("parallel=%d", par), func(b *testing.B) {
+			cfg := locktest.Config{Storage: locktest.TokenOnReadsAndWrites, Parallel: par, New: newLock("")}
+			void := locktest.PlayRandom(b, cfg, b.N)
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "schedules/s")
+			b.ReportMetric(float64(void)/float64(b.N), "void/op")
+		})
+	}
+}
