@@ -76,6 +76,16 @@ type Extender interface {
 	Extend(ctx context.Context) (extended bool, err error)
 }
 
+// Validator is a Lock that measures how much of its lock is left by its
+// own clock: the TTL less the time since Acquire sent its request, less
+// Target.Drift (redsync's Mutex.Until less now). With
+// Config.CheckValidity, Run calls Validity before each read and write of
+// the job, as the model's client checks, and the job gives up when
+// nothing (0 or less) is left.
+type Validator interface {
+	Validity(ctx context.Context) (left time.Duration, err error)
+}
+
 // Service is the lock service your client talks to.
 type Service int
 
@@ -107,6 +117,7 @@ type Target struct {
 	Key    string        // the lock's key
 	Value  string        // the value the lock must hold ("A:91ab"): whose key it is
 	TTL    time.Duration // the lock's TTL
+	Drift  time.Duration // the clock drift a Validator subtracts from what is left
 }
 
 // Config is a locktest run.
@@ -124,6 +135,11 @@ type Config struct {
 	// TTL's 10 with Extend (the Lock must be an Extender), as the model's
 	// watchdog does.
 	RenewTicks int
+	// CheckValidity, if set, checks before each read and write of the
+	// job that some of the lock is left (the Lock must be a Validator), as
+	// the model's check=validity client does: the job gives up when
+	// nothing is.
+	CheckValidity bool
 	// Schedules is how many seeded random schedules follow the
 	// counterexamples (0: 10).
 	Schedules int
@@ -174,6 +190,9 @@ func (cfg Config) design(faults bool) string {
 	}
 	if cfg.RenewTicks > 0 {
 		s += ",renew=" + strconv.Itoa(cfg.RenewTicks)
+	}
+	if cfg.CheckValidity {
+		s += ",check=validity"
 	}
 	return s
 }
@@ -338,7 +357,7 @@ func (cfg Config) maker() reality.UserMaker {
 		// New gets the run's context, not the call's: a client may keep it
 		// for its own goroutines (a session's keep-alive)
 		_, err := guarded(ctx, call, cfg.callTimeout(), func(context.Context) (bool, error) {
-			l, err := cfg.New(ctx, Target{Client: ut.Client, Addr: ut.Addr, DB: ut.DB, Key: ut.Key, Value: ut.Value, TTL: ut.TTL})
+			l, err := cfg.New(ctx, Target{Client: ut.Client, Addr: ut.Addr, DB: ut.DB, Key: ut.Key, Value: ut.Value, TTL: ut.TTL, Drift: ut.Drift})
 			made <- l
 			return false, err
 		})
@@ -361,6 +380,9 @@ func (cfg Config) maker() reality.UserMaker {
 		}
 		if _, ok := l.(Extender); cfg.RenewTicks > 0 && !ok {
 			return nil, fmt.Errorf("Config.RenewTicks is %d but the Lock (%T) has no Extend method (implement locktest.Extender)", cfg.RenewTicks, l)
+		}
+		if _, ok := l.(Validator); cfg.CheckValidity && !ok {
+			return nil, fmt.Errorf("Config.CheckValidity is set but the Lock (%T) has no Validity method (implement locktest.Validator)", l)
 		}
 		return &adapter{l: l, timeout: cfg.callTimeout()}, nil
 	}
@@ -600,6 +622,23 @@ func (a *adapter) Extend(ctx context.Context) (extended bool, told string, err e
 	}
 	extended, err = guarded(ctx, "Extend", a.timeout, e.Extend)
 	return extended, fmt.Sprintf("Extend → %v, %v", extended, errWord(err)), err
+}
+
+func (a *adapter) Validity(ctx context.Context) (left time.Duration, told string, err error) {
+	v, ok := a.l.(Validator)
+	if !ok {
+		return 0, "", errors.New("Config.CheckValidity is set but the Lock has no Validity method (implement locktest.Validator)")
+	}
+	got := make(chan time.Duration, 1)
+	_, err = guarded(ctx, "Validity", a.timeout, func(ctx context.Context) (bool, error) {
+		left, err := v.Validity(ctx)
+		got <- left
+		return false, err
+	})
+	if err == nil {
+		left = <-got
+	}
+	return left, fmt.Sprintf("Validity → %v, %v", left.Round(time.Millisecond), errWord(err)), err
 }
 
 func (a *adapter) Close() {

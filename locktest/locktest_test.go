@@ -21,9 +21,10 @@ import (
 // check-and-PEXPIRE script to extend. bug plants one of the mistakes that
 // lock clients are known for.
 type redisLock struct {
-	rc  *redis.Client
-	t   locktest.Target
-	bug string
+	rc   *redis.Client
+	t    locktest.Target
+	bug  string
+	sent time.Time // when the last Acquire sent its request
 }
 
 var (
@@ -45,7 +46,17 @@ func newLock(bug string) func(ctx context.Context, t locktest.Target) (locktest.
 }
 
 func (l *redisLock) Acquire(ctx context.Context) (bool, error) {
+	l.sent = time.Now()
 	return l.rc.SetNX(ctx, l.t.Key, l.t.Value, l.t.TTL).Result()
+}
+
+// Validity is what is left of the lock by the client's clock: the TTL
+// less the time since the acquire was sent, less the drift allowance.
+func (l *redisLock) Validity(ctx context.Context) (time.Duration, error) {
+	if l.bug == "no-validity-check" { // it never looks at the clock: the whole TTL, always
+		return l.t.TTL, nil
+	}
+	return l.t.TTL - time.Since(l.sent) - l.t.Drift, nil
 }
 
 func (l *redisLock) Release(ctx context.Context) (bool, error) {
@@ -79,6 +90,7 @@ func TestCorrectClient(t *testing.T) {
 		{Storage: locktest.NoFencing, Clients: 2, Schedules: 3},
 		{Storage: locktest.TokenOnReadsAndWrites, Clients: 2, Schedules: 3},
 		{Storage: locktest.NoFencing, Clients: 2, RenewTicks: 3, Schedules: 3},
+		{Storage: locktest.NoFencing, Clients: 2, CheckValidity: true, Schedules: 3},
 	} {
 		cfg.New = newLock("")
 		t.Run(cfg.Design(), func(t *testing.T) { locktest.Run(t, cfg) })
@@ -125,6 +137,10 @@ func TestPlantedClientsAreCaught(t *testing.T) {
 		{"release-result-ignored", locktest.Config{Clients: 2, Schedules: 1}, "schedule no-lost-update ", "reply: model release → 0, real release → 1 (deleted)"},
 		// A pauses past its TTL; its renewal after the pause puts its key back
 		{"extend-recreates", locktest.Config{Clients: 2, RenewTicks: 3, Schedules: 7}, "schedule random-7 ", "reply: model renew → 0 (not ours), real renew → 1"},
+		// its validity is the whole TTL whenever it is asked: at A's first
+		// check a tick of drift is already gone, and after a pause past
+		// the TTL nothing is left where it says 10 ticks
+		{"no-validity-check", locktest.Config{Clients: 2, CheckValidity: true, Schedules: 1}, "schedule exclusive-faults ", "reply: model validity left: 9 ticks, real validity left: 10 ticks"},
 	} {
 		t.Run(tc.bug, func(t *testing.T) {
 			cfg := tc.cfg

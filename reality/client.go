@@ -196,6 +196,15 @@ func (c *client) program(ctx context.Context, ob *Obs, now uint8) error {
 	var err error
 	switch k {
 	case model.ActCheck:
+		if u, ok := c.userLock(); ok { // the user's client measures what is left itself
+			left, told, err := u.validity(ctx)
+			if err != nil {
+				return err
+			}
+			ob.Told = told
+			r = c.checkLeft(ob, left)
+			break
+		}
 		r = c.check(ob)
 	case model.ActIncr:
 		r, err = c.lk.incr(ctx, ob)
@@ -244,8 +253,10 @@ func (c *client) program(ctx context.Context, ob *Obs, now uint8) error {
 // check is check=validity: the client computes how much of its lock is
 // left by its own clock, TTL − (now − when it asked) − drift, and gives the
 // job up if nothing is. Value is what is left in whole ticks (0: none).
-func (c *client) check(ob *Obs) model.Reply {
-	left := c.left()
+func (c *client) check(ob *Obs) model.Reply { return c.checkLeft(ob, c.left()) }
+
+// checkLeft is the check's answer when left is what is left of the lock.
+func (c *client) checkLeft(ob *Obs, left time.Duration) model.Reply {
 	if left <= 0 {
 		ob.Result = model.ResNoop
 		return model.Reply{Result: model.ResNoop}
@@ -338,4 +349,13 @@ func networkError(err error) bool {
 	}
 	var reply redis.Error
 	return !errors.As(err, &reply)
+}
+
+// userLock is the client's lock when it is a user's (ClientUser).
+func (c *client) userLock() (userAPI, bool) {
+	if kl, ok := c.lk.(*keyLock); ok {
+		u, ok := kl.lib.(userAPI)
+		return u, ok
+	}
+	return userAPI{}, false
 }

@@ -23,13 +23,17 @@ type UserLock interface {
 	// Extend extends (refreshes) the lock's TTL; a client without one
 	// returns an error.
 	Extend(ctx context.Context) (extended bool, told string, err error)
+	// Validity is what the client's own clock says is left of its lock
+	// (check=validity: the job gives up when nothing is); a client that
+	// does not measure it returns an error.
+	Validity(ctx context.Context) (left time.Duration, told string, err error)
 	Close()
 }
 
 // UserTarget is where client i's lock lives and what it must write: the
 // Redis at Addr (the client's own proxy, which a pause holds), database DB,
 // the key Key holding Value (so that the observer knows whose key it is),
-// with a TTL of TTL.
+// with a TTL of TTL, and the Drift its validity allows for.
 type UserTarget struct {
 	Client int
 	Addr   string
@@ -37,6 +41,9 @@ type UserTarget struct {
 	Key    string
 	Value  string
 	TTL    time.Duration
+	// Drift is the clock drift the client subtracts from what is left
+	// (check=validity): the design's drift ticks.
+	Drift time.Duration
 }
 
 // UserMaker makes client i's lock.
@@ -70,3 +77,13 @@ func (a userAPI) renew(ctx context.Context) (bool, string, error) {
 }
 
 func (a userAPI) close() { a.u.Close() }
+
+// validity is the user's Validity: what is left of the lock by the
+// client's own clock.
+func (a userAPI) validity(ctx context.Context) (time.Duration, string, error) {
+	left, told, err := a.u.Validity(ctx)
+	if err != nil {
+		return 0, "", fmt.Errorf("your lock's Validity: %v", err)
+	}
+	return left, told, nil
+}

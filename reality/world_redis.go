@@ -165,7 +165,8 @@ func newKeyLock(ctx context.Context, d *model.Design, opts *Options, sc storageS
 			l.close()
 			return nil, fmt.Errorf("client %s: Options.User is nil", ClientUser)
 		}
-		u, err := opts.User(ctx, UserTarget{Client: i, Addr: lockVia, DB: opts.LockDB, Key: LockKey, Value: l.value, TTL: opts.px})
+		u, err := opts.User(ctx, UserTarget{Client: i, Addr: lockVia, DB: opts.LockDB, Key: LockKey, Value: l.value, TTL: opts.px,
+			Drift: time.Duration(d.DriftTicks) * opts.Tick})
 		if err != nil {
 			l.close()
 			return nil, err
