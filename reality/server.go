@@ -309,7 +309,10 @@ func (quietLogger) Printf(context.Context, string, ...interface{}) {}
 
 // clientOptions are the go-redis options of every connection we open: one
 // connection per client, no retries (a retried write could apply twice), no
-// client-side extras, timeouts well inside a run's budget.
+// client-side extras, timeouts well inside a run's budget (its 30 s of
+// slack) but far above any stall: on a 2-core machine at load 20 a
+// loopback GET once took over 2 s, and such a step must make the run late
+// (void, played again with a longer tick), not end it with an i/o timeout.
 func clientOptions(addr string, db int) *redis.Options {
 	return &redis.Options{
 		Addr:               addr,
@@ -318,11 +321,11 @@ func clientOptions(addr string, db int) *redis.Options {
 		MaxRetries:         -1,
 		PoolSize:           1,
 		MinIdleConns:       1,
-		DialTimeout:        2 * time.Second,
+		DialTimeout:        10 * time.Second,
 		DialerRetries:      1,
 		DialerRetryTimeout: time.Millisecond,
-		ReadTimeout:        2 * time.Second,
-		WriteTimeout:       2 * time.Second,
+		ReadTimeout:        10 * time.Second,
+		WriteTimeout:       10 * time.Second,
 		DisableIdentity:    true,
 	}
 }
