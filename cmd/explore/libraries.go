@@ -1,3 +1,5 @@
+//go:build reality
+
 package main
 
 import (

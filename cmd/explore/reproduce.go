@@ -1,3 +1,5 @@
+//go:build reality
+
 package main
 
 import (
@@ -17,6 +19,7 @@ import (
 )
 
 func init() {
+	reproduceCheck = func(name, text string) error { _, err := reality.Load(name, text); return err }
 	register("reproduce", "play a scenario or counterexample on a real Redis and compare it with the model", runReproduce)
 }
 

@@ -9,13 +9,13 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"lockcheck/counterexamples"
 	"lockcheck/model"
-	"lockcheck/reality"
 	"lockcheck/webview"
 )
 
@@ -55,7 +55,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return bad("-max-states %d: want at least 1", *maxStates)
 	}
 	cfg := webview.ExplorerConfig{Design: *design, At: -1, MaxStates: *maxStates, Command: "go run ./cmd/explore reproduce",
-		Reproduce: func(name, text string) error { _, err := reality.Load(name, text); return err }}
+		Reproduce: reproduceCheck}
 	if *file != "" {
 		name, trace, at, err := serveFile(*file)
 		if err != nil {
@@ -119,12 +119,38 @@ func loopbackOnly(h http.Handler) http.Handler {
 		if hp, _, err := net.SplitHostPort(host); err == nil {
 			host = hp
 		}
-		if err := reality.CheckLoopback(net.JoinHostPort(strings.Trim(host, "[]"), "1")); err != nil {
+		if err := isLoopback(net.JoinHostPort(strings.Trim(host, "[]"), "1")); err != nil {
 			http.Error(w, fmt.Sprintf("Host %q: the explorer answers loopback names only (localhost, 127.0.0.1, ::1); serve it with -public to answer others", clip(r.Host)), http.StatusForbidden)
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// reproduceCheck, when not nil, says whether explore reproduce would play
+// a schedule (a build with the real-server verbs sets it): the page then
+// shows the refusal instead of the command.
+var reproduceCheck func(name, text string) error
+
+// isLoopback accepts host:port with a loopback host (localhost,
+// 127.0.0.0/8, ::1) and a port from 1 to 65535. It is the rule of
+// reality.CheckLoopback, kept here so that serve does not link the
+// real-server clients into the main job.
+func isLoopback(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %q: want 1 to 65535", clip(port))
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("%q: not a loopback address", clip(host))
 }
 
 // checkServeAddr accepts host:port with a loopback host, or any host with
@@ -135,14 +161,14 @@ func checkServeAddr(addr string, public bool) error {
 		return fmt.Errorf("%q: want host:port, e.g. 127.0.0.1:8080", clip(addr))
 	}
 	if port != "0" {
-		if err := reality.CheckLoopback("127.0.0.1:" + port); err != nil {
+		if err := isLoopback("127.0.0.1:" + port); err != nil {
 			return fmt.Errorf("%q: port %q: want 0 (a free one) or 1 to 65535", clip(addr), clip(port))
 		}
 	}
 	if public {
 		return nil
 	}
-	if err := reality.CheckLoopback(net.JoinHostPort(host, "1")); err != nil {
+	if err := isLoopback(net.JoinHostPort(host, "1")); err != nil {
 		return fmt.Errorf("%q: a host that is not loopback (localhost, 127.0.0.1, ::1) serves the page to the network: add -public to mean it", clip(addr))
 	}
 	return nil
