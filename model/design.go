@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"lockcheck/internal/didyoumean"
 )
 
 // LockKind is the lock service a design uses. New services (replica with
@@ -680,7 +682,7 @@ func ParseDesign(name string) (Design, error) {
 	} else {
 		segs := strings.Split(parts[0], "/")
 		if len(segs) != 4 {
-			return Design{}, designErr("design %q: want 4 parts lock/release/fence/storage, got %d (or a preset: %s)", clip(parts[0]), len(segs), strings.Join(PresetNames(), ", "))
+			return Design{}, designErr("design %q%s: want 4 parts lock/release/fence/storage, got %d (or a preset: %s)", clip(parts[0]), didyoumean.Hint(parts[0], PresetNames()), len(segs), strings.Join(PresetNames(), ", "))
 		}
 		d = DefaultDesign()
 		for i, w := range pathParts {
@@ -719,7 +721,7 @@ func (a axis) parse(s string) (int, error) {
 			return i, nil
 		}
 	}
-	return 0, designErr("unknown %s %q (allowed: %s)", a.name, clip(s), strings.Join(a.values, ", "))
+	return 0, designErr("unknown %s %q%s (allowed: %s)", a.name, clip(s), didyoumean.Hint(s, a.values), strings.Join(a.values, ", "))
 }
 
 func (d *Design) set(k, v string) error {
@@ -740,6 +742,9 @@ func (d *Design) set(k, v string) error {
 		}
 		*p.field(d) = n
 		return nil
+	}
+	if c := didyoumean.Closest(k, paramList()); c != "" {
+		return designErr("unknown design parameter %q (did you mean %s? explore designs lists every key)", clip(k), c)
 	}
 	return designErr("unknown design parameter %q (keys: %s)", clip(k), paramNames())
 }
@@ -835,7 +840,9 @@ func joinWords[T fmt.Stringer](xs []T) string {
 	return strings.Join(out, ", ")
 }
 
-func paramNames() string {
+func paramNames() string { return strings.Join(paramList(), ", ") }
+
+func paramList() []string {
 	var names []string
 	for _, w := range wordParams {
 		names = append(names, w.axis.name)
@@ -843,7 +850,7 @@ func paramNames() string {
 	for _, p := range intParams {
 		names = append(names, p.name)
 	}
-	return strings.Join(names, ", ")
+	return names
 }
 
 // clip keeps error messages one short line whatever the input.

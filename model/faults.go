@@ -277,6 +277,13 @@ func (d Design) faultsApply() error {
 	if d.ClientJumps > 0 && !usesClientClock(&d) {
 		return designErr("design parameter client-jumps applies only to check=validity or lock redlock (a client that reads its clock)")
 	}
+	if d.RenewTicks > 0 && d.RenewTicks >= lifetime(&d) {
+		// the key (the lease) is gone before the first renewal is due
+		return designErr("design parameter renew=%d with ttl=%d: the key expires before the first renewal, so the watchdog never acts; want renew below the TTL (Redisson's watchdog and etcd's keep-alive renew at a third of it)", d.RenewTicks, d.TTLTicks)
+	}
+	if d.FirstToken != 1 && d.Fence == FenceNone {
+		return designErr("design parameter token=%d applies only with fence=write or rw: with fence=none no token is taken", d.FirstToken)
+	}
 	if d.Watchdog != WatchdogWorker && d.RenewTicks == 0 {
 		return designErr("design parameter watchdog=%s applies only with renew ≥ 1", d.Watchdog)
 	}

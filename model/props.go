@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 	"strings"
+
+	"lockcheck/internal/didyoumean"
 )
 
 // Expectation says how a property is judged over all behaviours.
@@ -252,7 +254,7 @@ func ParseProperties(list string) ([]Property, error) {
 		name = strings.TrimSpace(name)
 		p, ok := PropertyByName(name)
 		if !ok {
-			return nil, fmt.Errorf("unknown property %q (allowed: %s, or all)", clip(name), strings.Join(PropertyNames(), ", "))
+			return nil, fmt.Errorf("unknown property %q%s (allowed: %s, or all)", clip(name), didyoumean.Hint(name, append(PropertyNames(), "all")), strings.Join(PropertyNames(), ", "))
 		}
 		if !seen[name] {
 			seen[name] = true

@@ -78,9 +78,18 @@ func designFromFlags(fs *flag.FlagSet, name string, overrides []*int) (model.Des
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	inName := map[string]string{} // the parameters the name gives, as written
+	for _, kv := range strings.Split(strings.TrimSpace(name), ",")[1:] {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			inName[k] = v
+		}
+	}
 	var given []model.Setting
 	for i, f := range designFlags {
 		if set[f.name] {
+			if v, ok := inName[f.name]; ok && v != strconv.Itoa(*overrides[i]) {
+				return d, fmt.Errorf("-%s %d conflicts with %s=%s in the design name %q: give the number once", f.name, *overrides[i], f.name, clip(v), clip(strings.TrimSpace(name)))
+			}
 			given = append(given, model.Setting{Name: f.name, Value: *overrides[i]})
 		}
 	}
@@ -120,7 +129,7 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 		if errors.Is(err, flag.ErrHelp) {
 			return a, true, usage, nil
 		}
-		return a, false, usage, errors.New(strings.ReplaceAll(err.Error(), "\n", " "))
+		return a, false, usage, errors.New(oneLine(flagHint(fs, err)))
 	}
 	if fs.NArg() != 0 {
 		return a, false, usage, fmt.Errorf("unexpected argument %q (flags only; see explore check -h)", clip(fs.Arg(0)))
@@ -504,8 +513,11 @@ type checkJSON struct {
 	Results        []checkResJSON  `json:"results"`
 	Stats          checkStatsJSON  `json:"stats"`
 	Coverage       checkCovJSON    `json:"coverage"`
-	Counterexample *checkCexJSON   `json:"counterexample"`  // the first violated property's; null if none
-	Files          []string        `json:"files,omitempty"` // counterexample files written (-out)
+	Counterexample *checkCexJSON   `json:"counterexample"` // the first violated property's; null if none
+	// Counterexamples: every violated property's shortest counterexample,
+	// in the order of results ([] if none)
+	Counterexamples []checkCexJSON `json:"counterexamples"`
+	Files           []string       `json:"files,omitempty"` // counterexample files written (-out)
 }
 
 // checkSumJSON is the design's verdict: verdict is one of "safe within
@@ -686,12 +698,16 @@ func writeCheckJSON(w io.Writer, a *checkArgs, rep *explore.Report, violated []e
 	if b := st.Bitstate; b != nil {
 		out.Stats.Bitstate = &checkBitstateJSON{LogBits: b.LogBits, Hashes: b.Hashes, Fill: b.Fill, ExpectedMissed: b.Missed, Coverage: b.Coverage(st.Distinct)}
 	}
-	if len(violated) > 0 {
-		cex := &checkCexJSON{Property: violated[0].Property, Steps: []string{}}
-		for _, act := range violated[0].Trace {
+	out.Counterexamples = []checkCexJSON{}
+	for _, v := range violated {
+		cex := checkCexJSON{Property: v.Property, Steps: []string{}}
+		for _, act := range v.Trace {
 			cex.Steps = append(cex.Steps, act.String())
 		}
-		out.Counterexample = cex
+		out.Counterexamples = append(out.Counterexamples, cex)
+	}
+	if len(out.Counterexamples) > 0 {
+		out.Counterexample = &out.Counterexamples[0]
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -224,6 +224,8 @@ func FuzzCheckArgs(f *testing.F) {
 	f.Add("-design redis/cad/rw/max-token,clock=free -clients 4 -max-memory 100 -json")
 	f.Add("-properties exclusive,fenced -workers 3 -symmetry=false -steps 7")
 	f.Add("-max-states=-1 -h")
+	f.Add("-design demo2,clients=2 -clients 3")
+	f.Add("-clinets 2 -design redis/cad/none/plain,tll=5,renew=20")
 	f.Fuzz(func(t *testing.T, line string) {
 		a, help, _, err := parseCheckArgs(strings.Fields(line))
 		if help || err != nil {

@@ -58,7 +58,7 @@ func parseFixArgs(args []string) (a fixArgs, help bool, usage string, err error)
 		if errors.Is(err, flag.ErrHelp) {
 			return a, true, usage, nil
 		}
-		return a, false, usage, errors.New(strings.ReplaceAll(err.Error(), "\n", " "))
+		return a, false, usage, errors.New(oneLine(flagHint(fs, err)))
 	}
 	if fs.NArg() != 0 {
 		return a, false, usage, fmt.Errorf("unexpected argument %q (flags only; see explore fix -h)", clip(fs.Arg(0)))

@@ -19,6 +19,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"lockcheck/internal/didyoumean"
 )
 
 // Exit codes shared by every subcommand.
@@ -52,21 +54,23 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+	if len(args) == 0 {
+		// no command is bad input: the usage goes where errors go
+		usage(stderr)
+		return exitUsage
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		w := &checkedWriter{w: stdout}
 		usage(w)
 		if w.err != nil {
 			fmt.Fprintf(stderr, "explore: writing the usage: %v\n", w.err)
 			return exitUsage
 		}
-		if len(args) == 0 {
-			return exitUsage
-		}
 		return exitOK
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "explore: unknown command %q (commands: %s)\n", clip(args[0]), strings.Join(commandNames(), ", "))
+		fmt.Fprintf(stderr, "explore: unknown command %q%s (commands: %s)\n", clip(args[0]), didyoumean.Hint(args[0], commandNames()), strings.Join(commandNames(), ", "))
 		return exitUsage
 	}
 	w := &checkedWriter{w: stdout}
@@ -224,11 +228,28 @@ func parseFlagsMsg(fs *flag.FlagSet, args []string) (code int, ok bool, msg stri
 			usage()
 			return exitOK, false, ""
 		}
-		msg = fmt.Sprintf("%s (see %s -h)", oneLine(err.Error()), fs.Name())
+		msg = fmt.Sprintf("%s (see %s -h)", oneLine(flagHint(fs, err)), fs.Name())
 		fmt.Fprintf(out, "%s: %s\n", fs.Name(), msg)
 		return exitUsage, false, msg
 	}
 	return 0, true, ""
+}
+
+// flagHint is err's text, with "(did you mean -X?)" after an undefined
+// flag that is a typo of one of fs's.
+func flagHint(fs *flag.FlagSet, err error) string {
+	msg := err.Error()
+	const undefined = "flag provided but not defined: -"
+	if !strings.HasPrefix(msg, undefined) {
+		return msg
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	name := strings.TrimPrefix(strings.TrimPrefix(msg, undefined), "-")
+	if c := didyoumean.Closest(name, names); c != "" {
+		return msg + " (did you mean -" + c + "?)"
+	}
+	return msg
 }
 
 // oneLine folds a message onto one line.

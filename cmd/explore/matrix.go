@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"lockcheck/catalogue"
@@ -63,7 +64,8 @@ type matrixRow struct {
 
 func runMatrix(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("matrix", stderr)
-	asJSON := fs.Bool("json", false, "print one JSON object instead of a Markdown table")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of the table")
+	markdown := fs.Bool("markdown", false, "print the table in Markdown, each violated cell linked to its counterexample file (as in the README), instead of aligned columns for a terminal")
 	workers := fs.Int("workers", 0, "search goroutines per design (0 = GOMAXPROCS)")
 	maxStates := fs.Int("max-states", 20_000_000, "distinct states per design before the verdict is incomplete (1 to 500000000)")
 	filter := fs.String("only", "", "only designs whose name contains this text")
@@ -76,6 +78,9 @@ func runMatrix(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() != 0 {
 		return bad("unexpected argument %q (flags only)", clip(fs.Arg(0)))
+	}
+	if *asJSON && *markdown {
+		return bad("-json and -markdown: give one of them")
 	}
 	if *workers < 0 || *workers > 256 {
 		return bad("-workers %d: want 0 (all cores) to 256", *workers)
@@ -135,8 +140,59 @@ func runMatrix(args []string, stdout, stderr io.Writer) int {
 		}
 		return code
 	}
-	writeMatrixMarkdown(stdout, rows)
+	if *markdown {
+		writeMatrixMarkdown(stdout, rows)
+	} else {
+		writeMatrixTable(stdout, rows)
+	}
 	return code
+}
+
+// writeMatrixTable is the matrix for a terminal: aligned columns of short
+// cells (the counterexample files and each row's story are in -markdown
+// and -json), then what the words mean.
+func writeMatrixTable(w io.Writer, rows []matrixRow) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := []string{"design", "verdict"}
+	for _, c := range matrixColumns {
+		head = append(head, c.name)
+	}
+	fmt.Fprintln(tw, strings.Join(append(head, "faults used", "states"), "\t"))
+	for _, r := range rows {
+		line := []string{r.Design, r.Verdict}
+		for _, c := range r.Cells {
+			line = append(line, shortCellText(c))
+		}
+		faults := strings.Join(r.Faults, ",")
+		if faults == "" {
+			faults = "none"
+		}
+		fmt.Fprintln(tw, strings.Join(append(line, faults, thousands(r.Distinct)), "\t"))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, l := range []string{
+		"✗ N      violated, shortest counterexample N steps (check -out DIR writes it; -markdown links the files)",
+		"vacuous  holds, but no lock ever expired or was lost while held: the faults never put it to the test",
+		"seen N   a witness (starvation: a client still waits while another finished); –: one job per client",
+		"lock safety: exclusive, mutex, own-release; data safety: no-lost-update, linearizable (porcupine)",
+	} {
+		fmt.Fprintln(w, l)
+	}
+}
+
+// shortCellText is a cell in a word or two, for the terminal table.
+func shortCellText(c matrixCell) string {
+	switch explore.Status(c.Status) {
+	case explore.Violated:
+		return fmt.Sprintf("✗ %d", c.Length)
+	case explore.Holds:
+		if c.Vacuous {
+			return "vacuous"
+		}
+		return "holds"
+	}
+	return cellText(c)
 }
 
 // matrixVerdict is one cell. "linearizable" is not a state property: its

@@ -84,7 +84,7 @@ func parseSimArgs(args []string) (a simArgs, help bool, usage string, err error)
 		if errors.Is(err, flag.ErrHelp) {
 			return a, true, usage, nil
 		}
-		return a, false, usage, errors.New(oneLine(err.Error()))
+		return a, false, usage, errors.New(oneLine(flagHint(fs, err)))
 	}
 	if fs.NArg() != 0 {
 		return a, false, usage, fmt.Errorf("unexpected argument %q (flags only; see explore simulate -h)", clip(fs.Arg(0)))
