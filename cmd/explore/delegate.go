@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"os/exec"
@@ -54,8 +55,8 @@ func delegateReality(verb string) func(args []string, stdout, stderr io.Writer) 
 //     bin/explore-reality ./cmd/explore);
 //  3. in the lockcheck source tree (the working directory or a parent has
 //     its go.mod), `go build -tags reality` into the user's cache
-//     directory: the first time downloads and compiles the server
-//     clients, later runs find the build up to date.
+//     directory, one binary per source tree: the first time downloads and
+//     compiles the server clients, later runs find the build up to date.
 func realityBinary(stderr io.Writer) (string, error) {
 	if p := os.Getenv("LOCKCHECK_EXPLORE_REALITY"); p != "" {
 		return p, nil
@@ -82,7 +83,11 @@ func realityBinary(stderr io.Writer) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("building the real-server verbs: %v", err)
 	}
-	out := filepath.Join(dir, "explore-reality")
+	// one binary per source tree: two clones (or worktrees) built from
+	// different sources must not run each other's build
+	sum := fnv.New64a()
+	sum.Write([]byte(root))
+	out := filepath.Join(dir, fmt.Sprintf("explore-reality-%016x", sum.Sum64()))
 	if _, err := os.Stat(out); err != nil {
 		fmt.Fprintf(stderr, "explore: building the real-server verbs once (go build -tags %s ./cmd/explore into %s; the server clients' modules are downloaded now) …\n", realityTag, dir)
 	}
