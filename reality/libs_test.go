@@ -85,7 +85,7 @@ func TestLibraryTable(t *testing.T) {
 			t.Errorf("client %s has no row", cl)
 		}
 	}
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/guide.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +95,6 @@ func TestLibraryTable(t *testing.T) {
 	}
 	want := strings.TrimSpace(FormatLibraryTable(rows))
 	if have != want {
-		t.Errorf("README's library table is stale: run %s -write README.md\nwant:\n%s", TableCommand, want)
+		t.Errorf("docs/guide.md's library table is stale: run %s -write docs/guide.md\nwant:\n%s", TableCommand, want)
 	}
 }

@@ -234,7 +234,9 @@ func TestExplorerBadInputInBrowser(t *testing.T) {
 
 // TestExplorerScreenshot: the explorer at demo2's ✗ (step 46), with the
 // shortest lost update from there found, as the README shows it
-// (-explorer-screenshot=FILE keeps the PNG): not blank, with the ✗'s red.
+// (-explorer-screenshot=FILE keeps the PNG; the README's is made with
+// go test ./webview -run TestExplorerScreenshot -explorer-screenshot
+// ../counterexamples/demo2-explorer.png): not blank, with the ✗'s red.
 func TestExplorerScreenshot(t *testing.T) {
 	dm, err := model.LoadDemo("demo2")
 	require.NoError(t, err)

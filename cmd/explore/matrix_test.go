@@ -62,25 +62,25 @@ func TestMatrixDemoRows(t *testing.T) {
 	require.Contains(t, md.String(), "| `demo6` |")
 }
 
-// The README's verdict table is the matrix's output, not a copy that drifts:
-// regenerate it with `go run ./cmd/explore matrix -markdown` and paste it when this
-// fails.
+// The guide's verdict table is the matrix's output, not a copy that drifts:
+// regenerate it with `go run ./cmd/explore matrix -markdown` and paste it
+// into docs/guide.md when this fails.
 func TestReadmeShowsTheCurrentMatrix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sweeps the whole catalogue")
 	}
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/guide.md")
 	require.NoError(t, err)
 	text := string(readme)
 	start := strings.Index(text, "| design | what it shows |")
-	require.GreaterOrEqual(t, start, 0, "README has no verdict table")
+	require.GreaterOrEqual(t, start, 0, "docs/guide.md has no verdict table")
 	end := strings.Index(text[start:], "\n\n")
 	require.Greater(t, end, 0)
 	var out, errb bytes.Buffer
 	require.Equal(t, exitOK, run([]string{"matrix", "-markdown", "-dir", "../../counterexamples"}, &out, &errb), errb.String())
-	got := strings.ReplaceAll(out.String(), "](../../counterexamples/", "](counterexamples/")
+	got := strings.ReplaceAll(out.String(), "](../../counterexamples/", "](../counterexamples/")
 	gotTable := got[:strings.Index(got, "\n\n")]
-	require.Equal(t, gotTable, text[start:start+end], "README's matrix is stale: run go run ./cmd/explore matrix -markdown and paste the table")
+	require.Equal(t, gotTable, text[start:start+end], "docs/guide.md's matrix is stale: run go run ./cmd/explore matrix -markdown -dir ../counterexamples in docs/ and paste the table")
 }
 
 // Each row carries its verdict in a word (demo6: lock-unsafe, data-safe),
