@@ -316,7 +316,7 @@ func TestDesignFlag(t *testing.T) {
 		t.Errorf("-properties.design=%s: want TestDesigns on that design alone, with a broken property:\n%s", own, out)
 	}
 	for _, c := range []struct{ design, want string }{
-		{"redis/cad/rw/max-tokens", `properties: -properties.design: unknown storage "max-tokens" (allowed: plain, max-token, max-write, cond-update, cas)`},
+		{"redis/cad/rw/max-tokens", `properties: -properties.design: unknown storage "max-tokens" (did you mean max-token?) (allowed: plain, max-token, max-write, cond-update, cas)`},
 		{"redis/cad/rw/max-token,ttl=0", "properties: -properties.design: "},
 	} {
 		out, stderr, err := run(c.design)

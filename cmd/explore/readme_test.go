@@ -95,7 +95,7 @@ func TestReadmeCommands(t *testing.T) {
 			require.NotEmpty(t, out, c)
 			ran++
 		case "fix":
-			// a fix search of demo2 takes about 10 s of CPU; TestFixDemo2 runs it
+			// a fix search of demo2 takes about 10 s of CPU; TestFixDemo2HonestAnswer runs it (-changes 1)
 			_, _, _, err := parseFixArgs(rest)
 			require.NoError(t, err, c)
 		case "matrix":

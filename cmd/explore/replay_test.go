@@ -64,7 +64,7 @@ func TestReplayBadFile(t *testing.T) {
 	code, out, errs := runCmd("replay", bad)
 	require.Equal(t, exitUsage, code)
 	require.Empty(t, out)
-	require.Equal(t, "explore replay: "+bad+":2: unknown storage \"plane\" (allowed: plain, max-token, max-write, cond-update, cas)\n", errs)
+	require.Equal(t, "explore replay: "+bad+":2: unknown storage \"plane\" (did you mean plain?) (allowed: plain, max-token, max-write, cond-update, cas)\n", errs)
 
 	code, _, errs = runCmd("replay", filepath.Join(dir, "missing.txt"))
 	require.Equal(t, exitUsage, code)
