@@ -78,6 +78,9 @@ func (l *redisLock) Extend(ctx context.Context) (bool, error) {
 		return err == nil, err
 	}
 	n, err := extend.Run(ctx, l.rc, []string{l.t.Key}, l.t.Value, l.t.TTL.Milliseconds()).Int()
+	if l.bug == "renew-failure-ignored" { // the script's 0 is never read: the worker is told it still holds the lock
+		return err == nil, err
+	}
 	return n == 1, err
 }
 
@@ -137,6 +140,9 @@ func TestPlantedClientsAreCaught(t *testing.T) {
 		{"release-result-ignored", locktest.Config{Clients: 2, Schedules: 1}, "schedule no-lost-update ", "reply: model release → 0, real release → 1 (deleted)"},
 		// A pauses past its TTL; its renewal after the pause puts its key back
 		{"extend-recreates", locktest.Config{Clients: 2, RenewTicks: 3, Schedules: 7}, "schedule random-7 ", "reply: model renew → 0 (not ours), real renew → 1"},
+		// the same pause, and the failed renewal is reported as a success:
+		// the worker goes on as if it still held the lock
+		{"renew-failure-ignored", locktest.Config{Clients: 2, RenewTicks: 3, Schedules: 7}, "schedule random-7 ", "reply: model renew → 0 (not ours), real renew → 1"},
 		// its validity is the whole TTL whenever it is asked: at A's first
 		// check a tick of drift is already gone, and after a pause past
 		// the TTL nothing is left where it says 10 ticks
