@@ -51,7 +51,7 @@ import (
 const CheckpointFile = "checkpoint.lockcheck"
 
 // checkpointVersion is the file format's version.
-const checkpointVersion = 1
+const checkpointVersion = 2
 
 var (
 	checkpointMagic = []byte("LOCKCKPT")
@@ -826,18 +826,16 @@ func ReadCheckpoint(dir string) (design string, info CheckpointInfo, err error) 
 // sorted entries, each at the first free slot from its home on).
 func (set *fpSet) encode(w *ckWriter) {
 	var entries []uint64
-	for g := range set.segs {
-		s := &set.segs[g]
+	for gi := range set.segs {
+		s := &set.segs[gi]
 		w.uvar(s.n)
+		w.uvar(s.size)
 		w.uvar(uint64(s.count))
-		w.uvar(uint64(len(s.slots)))
-		w.uvar(uint64(cap(s.slots)))
 		entries = entries[:0]
-		for _, v := range s.slots {
-			if v != 0 {
-				entries = append(entries, v)
-			}
-		}
+		s.each(func(f uint64) bool {
+			entries = append(entries, uint64(gi)<<lowBits|f)
+			return true
+		})
 		w.raw(u64Bytes(entries))
 	}
 }
@@ -848,19 +846,19 @@ func (set *fpSet) decode(r *ckReader) error {
 	var entries []uint64
 	for g := range set.segs {
 		s := &set.segs[g]
-		hn, count, ln, cp := r.uvar(), r.uvar(), r.uvar(), r.uvar()
+		hn, size, count := r.uvar(), r.uvar(), r.uvar()
 		if r.err != nil {
 			return r.err
 		}
-		if ln == 1 && count == 0 && hn == 1 {
-			*s = fpSegment{slots: emptySeg[:], n: 1}
+		if hn == 0 && size == 0 && count == 0 {
+			*s = fpSegment{}
 			continue
 		}
-		// a segment grows by 5/4 when it is 9/10 full, and its tail past
+		// a segment grows by 5/4 when it is 19/20 full, and its tail past
 		// the home slots doubles when a cluster reaches its end: its sizes
 		// are linear in its entries (which the file must hold), so that a
 		// damaged file cannot make the reader allocate more than it holds
-		if count > uint64(r.left/8) || hn == 0 || hn > 2*count+64 || ln <= hn || ln > hn+2*count+64 || count >= ln || cp < ln || cp > 2*ln+1024 {
+		if count > uint64(r.left/8) || hn == 0 || hn > 2*count+64 || size <= hn || size%64 != 0 || size > 2*hn+4*count+256 {
 			return fmt.Errorf("segment %d's sizes disagree", g)
 		}
 		entries = slices.Grow(entries[:0], int(count))[:count]
@@ -868,20 +866,18 @@ func (set *fpSet) decode(r *ckReader) error {
 		if r.err != nil {
 			return r.err
 		}
-		slots := make([]uint64, ln, cp)
-		next := uint64(0)
+		out := newSegment(hn, size)
+		b := builder{g: &out}
 		for k, v := range entries {
 			if v == 0 || segOf(v) != g || (k > 0 && v <= entries[k-1]) {
 				return fmt.Errorf("segment %d's entries are not its own in order", g)
 			}
-			i := max(home(v, hn), next)
-			if i >= ln-1 {
+			if !b.add(v & lowMask) {
 				return fmt.Errorf("segment %d's entries run past its slots", g)
 			}
-			slots[i] = v
-			next = i + 1
 		}
-		*s = fpSegment{slots: slots, n: hn, count: int(count)}
+		b.finish()
+		*s = out
 	}
 	return nil
 }
