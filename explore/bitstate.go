@@ -133,6 +133,10 @@ func (e *engine) visit(fp uint64) {
 		e.bits.account(1)
 		return
 	}
+	if e.cset != nil {
+		e.cset.insert(fp)
+		return
+	}
 	e.set.insert(fp)
 }
 
@@ -140,6 +144,9 @@ func (e *engine) visit(fp uint64) {
 func (e *engine) tableBytes() int64 {
 	if e.bits != nil {
 		return e.bits.bytes()
+	}
+	if e.cset != nil {
+		return e.cset.bytes()
 	}
 	return e.set.bytes()
 }

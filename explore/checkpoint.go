@@ -98,6 +98,9 @@ type checkpointHeader struct {
 // boundsKey is the part of the bounds that decides the result.
 func boundsKey(b Bounds, cfg *Config) string {
 	s := fmt.Sprintf("steps=%d states=%d memory=%d symmetry=%v bitstate=%d first=%v", b.MaxSteps, b.MaxStates, b.MaxMemory, b.Symmetry, b.Bitstate, cfg.First)
+	if b.Compact {
+		s += " compact"
+	}
 	if len(cfg.StopWhenViolated) > 0 {
 		s += " stop-when=" + strings.Join(cfg.StopWhenViolated, ",")
 	}
@@ -305,6 +308,9 @@ func (e *engine) encode(w *ckWriter, depth, proved int) {
 		w.u64(math.Float64bits(b.fill))
 		w.u64(math.Float64bits(b.missed))
 		w.u64(uint64(b.stored))
+	} else if e.cset != nil {
+		w.u8(2)
+		e.cset.encode(w)
 	} else {
 		w.u8(0)
 		e.set.encode(w)
@@ -721,7 +727,7 @@ func (e *engine) decode(r *ckReader) (depth, proved int, err error) {
 	if r.err != nil {
 		return 0, 0, r.err
 	}
-	if (kind == 1) != (e.bits != nil) || kind > 1 {
+	if (kind == 1) != (e.bits != nil) || (kind == 2) != (e.cset != nil) || kind > 2 {
 		return 0, 0, errors.New("its visited set is of another kind")
 	}
 	if e.bits != nil {
@@ -733,6 +739,10 @@ func (e *engine) decode(r *ckReader) (depth, proved int, err error) {
 		r.raw(u64Bytes(b.set))
 		b.fill, b.missed = math.Float64frombits(r.u64()), math.Float64frombits(r.u64())
 		b.stored = int64(r.u64())
+	} else if e.cset != nil {
+		if err := e.cset.decode(r); err != nil {
+			return 0, 0, err
+		}
 	} else {
 		if err := e.set.decode(r); err != nil {
 			return 0, 0, err
@@ -826,6 +836,71 @@ func ReadCheckpoint(dir string) (design string, info CheckpointInfo, err error) 
 // sorted entries, each at the first free slot from its home on).
 func (set *fpSet) encode(w *ckWriter) {
 	var entries []uint64
+	for g := range set.segs {
+		s := &set.segs[g]
+		w.uvar(s.n)
+		w.uvar(uint64(s.count))
+		w.uvar(uint64(len(s.slots)))
+		w.uvar(uint64(cap(s.slots)))
+		entries = entries[:0]
+		for _, v := range s.slots {
+			if v != 0 {
+				entries = append(entries, v)
+			}
+		}
+		w.raw(u64Bytes(entries))
+	}
+}
+
+// decode reads what encode wrote, checking that every segment is a
+// well-formed table.
+func (set *fpSet) decode(r *ckReader) error {
+	var entries []uint64
+	for g := range set.segs {
+		s := &set.segs[g]
+		hn, count, ln, cp := r.uvar(), r.uvar(), r.uvar(), r.uvar()
+		if r.err != nil {
+			return r.err
+		}
+		if ln == 1 && count == 0 && hn == 1 {
+			*s = fpSegment{slots: emptySeg[:], n: 1}
+			continue
+		}
+		// a segment grows by 5/4 when it is 9/10 full, and its tail past
+		// the home slots doubles when a cluster reaches its end: its sizes
+		// are linear in its entries (which the file must hold), so that a
+		// damaged file cannot make the reader allocate more than it holds
+		if count > uint64(r.left/8) || hn == 0 || hn > 2*count+64 || ln <= hn || ln > hn+2*count+64 || count >= ln || cp < ln || cp > 2*ln+1024 {
+			return fmt.Errorf("segment %d's sizes disagree", g)
+		}
+		entries = slices.Grow(entries[:0], int(count))[:count]
+		r.raw(u64Bytes(entries))
+		if r.err != nil {
+			return r.err
+		}
+		slots := make([]uint64, ln, cp)
+		next := uint64(0)
+		for k, v := range entries {
+			if v == 0 || segOf(v) != g || (k > 0 && v <= entries[k-1]) {
+				return fmt.Errorf("segment %d's entries are not its own in order", g)
+			}
+			i := max(home(v, hn), next)
+			if i >= ln-1 {
+				return fmt.Errorf("segment %d's entries run past its slots", g)
+			}
+			slots[i] = v
+			next = i + 1
+		}
+		*s = fpSegment{slots: slots, n: hn, count: int(count)}
+	}
+	return nil
+}
+
+// encode writes the compact set: each segment's sizes and its entries in order
+// (the slots follow from them: an ordered table's layout is that of its
+// sorted entries, each at the first free slot from its home on).
+func (set *cpSet) encode(w *ckWriter) {
+	var entries []uint64
 	for gi := range set.segs {
 		s := &set.segs[gi]
 		w.uvar(s.n)
@@ -842,7 +917,7 @@ func (set *fpSet) encode(w *ckWriter) {
 
 // decode reads what encode wrote, checking that every segment is a
 // well-formed table.
-func (set *fpSet) decode(r *ckReader) error {
+func (set *cpSet) decode(r *ckReader) error {
 	var entries []uint64
 	for g := range set.segs {
 		s := &set.segs[g]
@@ -851,10 +926,10 @@ func (set *fpSet) decode(r *ckReader) error {
 			return r.err
 		}
 		if hn == 0 && size == 0 && count == 0 {
-			*s = fpSegment{}
+			*s = cpSegment{}
 			continue
 		}
-		// a segment grows by 5/4 when it is 19/20 full, and its tail past
+		// a segment grows by 5/4 when it is 19/20 full (cpSet), and its tail past
 		// the home slots doubles when a cluster reaches its end: its sizes
 		// are linear in its entries (which the file must hold), so that a
 		// damaged file cannot make the reader allocate more than it holds
@@ -866,8 +941,8 @@ func (set *fpSet) decode(r *ckReader) error {
 		if r.err != nil {
 			return r.err
 		}
-		out := newSegment(hn, size)
-		b := builder{g: &out}
+		out := newCPSegment(hn, size)
+		b := cpBuilder{g: &out}
 		for k, v := range entries {
 			if v == 0 || segOf(v) != g || (k > 0 && v <= entries[k-1]) {
 				return fmt.Errorf("segment %d's entries are not its own in order", g)

@@ -68,6 +68,8 @@ func TestResumeFromEveryLevelGivesTheSameReport(t *testing.T) {
 		{"demo2", Bounds{Symmetry: true, MaxStates: 3000}, false},
 		{"demo2", Bounds{}, true},
 		{"redis/cad/none/plain,clients=2,delays=1,timeout=3,losses=1", Bounds{Symmetry: true, FrontierDir: "tmp"}, false},
+		{"demo6", Bounds{Compact: true}, false},
+		{"redis/del/none/plain,clients=2,crashes=1,slow=1", Bounds{Symmetry: true, Compact: true}, false},
 	}
 	for _, c := range cases {
 		d := design(t, c.name)
@@ -145,6 +147,7 @@ func TestResumeRefusesAnotherSearch(t *testing.T) {
 		{Config{Design: d, Bounds: Bounds{MaxSteps: 10}}, "symmetry=true"},
 		{Config{Design: d, Bounds: Bounds{Symmetry: true, MaxSteps: 10}, Properties: []model.Property{model.Properties[0]}}, "it checks properties "},
 		{Config{Design: d, Bounds: Bounds{Symmetry: true, MaxSteps: 10}, First: true}, "first=false"},
+		{Config{Design: d, Bounds: Bounds{Symmetry: true, MaxSteps: 10, Compact: true}}, "compact"},
 	} {
 		c.cfg.Resume = dir
 		_, err := Check(c.cfg)
@@ -228,8 +231,7 @@ func FuzzResume(f *testing.F) {
 
 // The visited set read back from a checkpoint is the table that was
 // written: the same slots, lengths and capacities in every segment, for
-// random fingerprints and ones crowded at the segments' ends (clusters in
-// lengthened tails).
+// random fingerprints and ones crowded at the segments' ends.
 func TestFPSetCheckpointRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, crowd := range []bool{false, true} {
@@ -248,6 +250,44 @@ func TestFPSetCheckpointRoundTrip(t *testing.T) {
 			t.Fatal(w.err)
 		}
 		got := newFPSet()
+		r := &ckReader{r: bufio.NewReader(bytes.NewReader(buf.Bytes())), crc: crc32.New(crcTable), left: int64(buf.Len())}
+		if err := got.decode(r); err != nil {
+			t.Fatal(err)
+		}
+		for g := range set.segs {
+			a, b := &set.segs[g], &got.segs[g]
+			if a.n != b.n || a.count != b.count || len(a.slots) != len(b.slots) || cap(a.slots) != cap(b.slots) || !slices.Equal(a.slots, b.slots) {
+				t.Fatalf("crowd=%v segment %d: n %d/%d count %d/%d len %d/%d cap %d/%d", crowd, g, b.n, a.n, b.count, a.count, len(b.slots), len(a.slots), cap(b.slots), cap(a.slots))
+			}
+		}
+		if uint64(buf.Len()) > uint64(set.len())*8+numSegs*16 {
+			t.Errorf("%d bytes for %d fingerprints", buf.Len(), set.len())
+		}
+	}
+}
+
+// The compact visited set read back from a checkpoint is the table that was
+// written: the same slots, lengths and capacities in every segment, for
+// random fingerprints and ones crowded at the segments' ends (clusters in
+// lengthened tails).
+func TestCPSetCheckpointRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, crowd := range []bool{false, true} {
+		set := newCPSet()
+		for range 300_000 {
+			fp := rng.Uint64()
+			if crowd {
+				fp |= 1<<(64-segBits) - 1<<(64-segBits-6) // the last 64th of each segment
+			}
+			set.insert(fp)
+		}
+		var buf bytes.Buffer
+		w := &ckWriter{w: bufio.NewWriter(&buf), crc: crc32.New(crcTable)}
+		set.encode(w)
+		if w.err != nil || w.w.Flush() != nil {
+			t.Fatal(w.err)
+		}
+		got := newCPSet()
 		r := &ckReader{r: bufio.NewReader(bytes.NewReader(buf.Bytes())), crc: crc32.New(crcTable), left: int64(buf.Len())}
 		if err := got.decode(r); err != nil {
 			t.Fatal(err)

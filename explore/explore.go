@@ -69,6 +69,11 @@ type Bounds struct {
 	// folder (unlinked at once) instead of memory: only one chunk of each
 	// is in memory at a time. The same result, with the disk's time.
 	FrontierDir string
+	// Compact keeps the visited set in a compact table (a quotient filter
+	// that stores about 40 of a fingerprint's 64 bits: 6.2 bytes a state
+	// instead of 9.9 to 10.4) for about a quarter more CPU. The same
+	// states and verdicts; only the bytes per state differ.
+	Compact bool
 }
 
 // Config is one search.

@@ -76,7 +76,6 @@ func search(cfg Config, props []model.Property, workers int, pk model.Packing, r
 		bounds:  cfg.Bounds,
 		workers: workers,
 		pk:      pk,
-		set:     newFPSet(),
 		trail:   newTrail(),
 		done:    make([]bool, len(props)),
 		found:   cfg.Found,
@@ -91,6 +90,11 @@ func search(cfg Config, props []model.Property, workers int, pk model.Packing, r
 		if err := e.next.spillTo(dir); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.Bounds.Compact {
+		e.cset = newCPSet()
+	} else {
+		e.set = newFPSet()
 	}
 	if cfg.Bounds.Bitstate != 0 {
 		var err error
@@ -193,6 +197,7 @@ type engine struct {
 	bounds  Bounds
 	workers int
 	set     *fpSet
+	cset    *cpSet  // the compact visited set instead of set (Bounds.Compact)
 	bits    *bitSet // a bitstate search's visited set instead of set (Bounds.Bitstate)
 	trail   *trail
 	rep     *Report
@@ -896,6 +901,14 @@ func (e *engine) merge() {
 			if e.bits != nil {
 				for k := lo; k < hi; k++ {
 					e.bnew[k] = e.bits.insert(g, e.bfp[k])
+				}
+				continue
+			}
+			if e.cset != nil {
+				seg := &e.cset.segs[g]
+				sink += seg.touch(e.bfp[lo:hi])
+				for k := lo; k < hi; k++ {
+					e.bnew[k] = seg.insert(e.bfp[k])
 				}
 				continue
 			}

@@ -114,6 +114,7 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 	bitstate := fs.Bool("bitstate", false, "bitstate search (SPIN's -DBITSTATE): visited states are 3 bits each in an array of 2^bits, for state spaces larger than memory; a property not violated then holds only probably (exit 5), a violation found is real")
 	bitsLog := fs.Int("bits", 32, fmt.Sprintf("with -bitstate: the bit array has 2^bits bits (%d to %d; 32 = 512 MB)", explore.MinBitstate, explore.MaxBitstate))
 	frontierDir := fs.String("frontier-dir", "", "keep the frontiers (the states of the level being searched and of the next) in a file in this folder, deleted at once, instead of memory: only a chunk of each is in memory")
+	compact := fs.Bool("compact", false, "keep the visited states in a compact table (about 6.2 bytes a state instead of 10, for about a quarter more CPU): the same states and verdicts")
 	out := fs.String("out", "", "write each violated property's shortest counterexample (.txt, .html, -porcupine.html) into this folder")
 	ckFlags := addCheckpointFlags(fs)
 	cover := fs.Bool("coverage", false, "print the coverage: the explored space's steps by action, fault and client phase, and what the design can do but never did (always in -json)")
@@ -180,6 +181,10 @@ func parseCheckArgs(args []string) (a checkArgs, help bool, usage string, err er
 	if *bitstate {
 		a.bounds.Bitstate = *bitsLog
 	}
+	if *compact && *bitstate {
+		return a, false, usage, fmt.Errorf("-compact and -bitstate: choose one (-bitstate has no table of states)")
+	}
+	a.bounds.Compact = *compact
 	if set["frontier-dir"] {
 		if *frontierDir == "" {
 			return a, false, usage, fmt.Errorf("-frontier-dir: empty (want a folder)")

@@ -202,6 +202,7 @@ func TestCheckBadInput(t *testing.T) {
 		{[]string{"-frontier-dir", "/nonexistent/x"}, "-frontier-dir /nonexistent/x: not a folder"},
 		{[]string{"-bitstate", "-bits", "19"}, "-bits 19: want 20 to 36"},
 		{[]string{"-bitstate", "-bits", "37"}, "-bits 37: want 20 to 36"},
+		{[]string{"-bitstate", "-compact"}, "-compact and -bitstate: choose one"},
 		{[]string{"-bitstate", "-max-memory", "500"}, "-bits 32: the bit array (512 MB) does not fit in -max-memory 500"},
 		{[]string{"-x"}, "-x"},
 		{[]string{"extra"}, `"extra"`},
