@@ -304,3 +304,31 @@ func TestCPSetCheckpointRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// FuzzResumeCompact is FuzzResume with the compact table (Bounds.Compact),
+// whose segments decode through their own checks.
+func FuzzResumeCompact(f *testing.F) {
+	d := design(f, "redis/cad/none/plain,clients=2")
+	dir := f.TempDir()
+	b0 := Bounds{Symmetry: true, MaxSteps: 6, Compact: true}
+	check(f, Config{Design: d, Bounds: b0, Checkpoint: &Checkpoint{Dir: dir, Every: 1}})
+	good, err := os.ReadFile(filepath.Join(dir, CheckpointFile))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add(good[:len(good)/2])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		e := &engine{d: d, props: model.PropertiesFor(&d), pk: model.NewPacking(&d), cset: newCPSet(), trail: newTrail(), bounds: b0}
+		e.done = make([]bool, len(e.props))
+		e.rep = &Report{Results: make([]Result, len(e.props))}
+		e.stride = e.pk.Size()
+		e.pool.stride = e.stride
+		e.boundsKey = boundsKey(e.bounds, &Config{})
+		e.modelDigest = modelDigest(&d, e.pk)
+		_, _, err := e.decodeFrom("fuzz", bytes.NewReader(b), int64(len(b)))
+		if err != nil && !errors.Is(err, ErrCheckpoint) {
+			t.Fatalf("error %v does not wrap ErrCheckpoint", err)
+		}
+	})
+}
