@@ -12,27 +12,47 @@ import (
 var HintMaxStates = 4_000_000
 
 // Hint says how to make a vacuous verdict on d meaningful: the fault that
-// would put it to the test, and its least length, found by search. The
-// fault kinds are tried in the order that suits the question d asks: a
-// design whose budget has network faults (a partition, a held or lost
-// request) and no slow job is asked first for a slow job, as a partition
-// or a held request matters only while its holder is still working;
-// otherwise first for a pause (pauses=1 when d has none), then a slow job.
-// For each kind, the least length (max-pause, slow-work) at which some lock
-// expires or is lost while its holder believes in it: longer faults allow
-// every behaviour of shorter ones, so the witness is monotone in the
-// length; a first probe at the derived default (else at the largest)
-// finds a length that works, and a bisection down to d's own finds the
-// least; each probe stops at its first witness. A probe cut short by
-// HintMaxStates counts as not found. A horizon at its derived default
-// follows the fault; a horizon given explicitly stays.
+// would put it to the test, and its least length, found by search over
+// the fault kinds: a pause, a slow job, a partition and a network delay,
+// in the order that suits the question d asks. A design whose budget has
+// network faults (a partition, a held or lost request) and no slow job is
+// asked first for a slow job, as a partition or a held request matters
+// only while its holder is still working, then for longer network faults
+// of its own kinds, then a pause; otherwise first for longer network
+// faults it has, then a pause (pauses=1 when d has none), a slow job, and
+// the network faults it has not. The first kind that works is the answer.
+// For each kind, the least length (max-pause, slow-work, partition-ticks,
+// max-delay) at which some lock expires or is lost while its holder
+// believes in it: longer faults allow every behaviour of shorter ones, so
+// the witness is monotone in the length; a first probe at the derived
+// default (else at the largest) finds a length that works, and a
+// bisection down to d's own finds the least; each probe stops at its
+// first witness. A probe cut short by HintMaxStates counts as not found;
+// a kind the design cannot have is skipped. A horizon at its derived
+// default follows the fault; a horizon given explicitly stays.
 func Hint(d model.Design, b Bounds) (string, error) {
-	kinds := []hintKind{pauseHint(d), slowHint(d)}
-	if (d.Partitions > 0 || d.Delays > 0 || d.Losses > 0) && d.SlowJobs == 0 {
-		kinds[0], kinds[1] = kinds[1], kinds[0]
+	// the network's faults: a partition that outlasts the lease (its
+	// holder cannot renew or heartbeat), a request or an acquire's reply
+	// held in the network while the TTL runs; a kind the design already
+	// has is asked first, lengthened
+	var own, other []hintKind
+	for _, k := range []hintKind{partitionHint(d), delayHint(d)} {
+		if k.has {
+			own = append(own, k)
+		} else {
+			other = append(other, k)
+		}
 	}
+	var kinds []hintKind
+	if (d.Partitions > 0 || d.Delays > 0 || d.Losses > 0) && d.SlowJobs == 0 {
+		kinds = append(append([]hintKind{slowHint(d)}, own...), pauseHint(d))
+	} else {
+		kinds = append(own, pauseHint(d), slowHint(d))
+	}
+	kinds = append(kinds, other...)
 	var notFound []string
-	for _, k := range kinds {
+	for i := range kinds {
+		k := &kinds[i]
 		if k.lo >= model.MaxWaitTicks {
 			notFound = append(notFound, fmt.Sprintf("no %s can be longer than %d ticks", k.fault, model.MaxWaitTicks))
 			continue
@@ -43,6 +63,9 @@ func Hint(d model.Design, b Bounds) (string, error) {
 		}
 		if m > 0 {
 			return k.words(m), nil
+		}
+		if k.invalid {
+			continue // the design cannot have this fault: nothing to say
 		}
 		if complete {
 			notFound = append(notFound, fmt.Sprintf("no %s of up to %d ticks makes a lock expire while held within horizon %d",
@@ -63,6 +86,8 @@ type hintKind struct {
 	with    func(m int) model.Design
 	lo, def int
 	words   func(m int) string
+	has     bool // d's budget already has this fault
+	invalid bool // set by leastLength: no length of it makes a valid design
 }
 
 func pauseHint(d model.Design) hintKind {
@@ -102,15 +127,64 @@ func slowHint(d model.Design) hintKind {
 		}}
 }
 
+// partitionHint: a partition of the client from the lock service
+// (partition=service unless d says otherwise), partition-ticks long.
+func partitionHint(d model.Design) hintKind {
+	n, lo := d.Partitions, d.PartitionTicks
+	if n == 0 {
+		n, lo = 1, 0
+	}
+	return hintKind{fault: "partition", lo: lo, def: max(d.PartitionTicks, d.TTLTicks+d.WorkTicks+3), has: d.Partitions > 0,
+		with: func(m int) model.Design { return withSettings(d, "partitions", n, "partition-ticks", m) },
+		words: func(m int) string {
+			if d.Partitions == 0 {
+				return fmt.Sprintf("add a partition: partitions=1 and partition-ticks at least %d", m)
+			}
+			return fmt.Sprintf("raise partition-ticks to at least %d", m)
+		}}
+}
+
+// delayHint: a request (or an acquire's reply) held in the network,
+// max-delay long.
+func delayHint(d model.Design) hintKind {
+	n, lo := d.Delays, d.MaxDelayTicks
+	if n == 0 {
+		n, lo = 1, 0
+	}
+	return hintKind{fault: "network delay", lo: lo, def: max(d.MaxDelayTicks, d.TTLTicks+d.WorkTicks+3), has: d.Delays > 0,
+		with: func(m int) model.Design { return withSettings(d, "delays", n, "max-delay", m) },
+		words: func(m int) string {
+			if d.Delays == 0 {
+				return fmt.Sprintf("add a network delay: delays=1 and max-delay at least %d", m)
+			}
+			return fmt.Sprintf("raise max-delay to at least %d", m)
+		}}
+}
+
+// withSettings is d with two numbers set (model.Override: a horizon at
+// its derived default follows), or a design that fails Validate when d
+// cannot have them.
+func withSettings(d model.Design, k1 string, v1 int, k2 string, v2 int) model.Design {
+	dd, err := model.Override(d, model.Setting{Name: k1, Value: v1}, model.Setting{Name: k2, Value: v2})
+	if err != nil {
+		d.Clients = 0 // refused: Validate says so
+		return d
+	}
+	return dd
+}
+
 // leastLength is the least length of k's fault at which a lock is lost
 // while held, 0 if none is found; complete says the last probe that found
 // none explored its whole space.
-func leastLength(d model.Design, b Bounds, k hintKind) (int, bool, error) {
+func leastLength(d model.Design, b Bounds, k *hintKind) (int, bool, error) {
+	valid := false
+	defer func() { k.invalid = !valid }()
 	probe := func(m int) (seen, complete bool, err error) {
 		dd := k.with(m)
 		if err := dd.Validate(); err != nil {
 			return false, true, nil // a length the grammar refuses (slow-work = work) shows nothing
 		}
+		valid = true
 		rep, err := Check(Config{Design: dd, Properties: []model.Property{model.LockLostProperty},
 			Bounds: Bounds{Symmetry: b.Symmetry, Workers: b.Workers, MaxStates: HintMaxStates}})
 		if err != nil {

@@ -176,3 +176,64 @@ func TestLostSetNXReplyLeavesTheLockStuck(t *testing.T) {
 	res, _ = rep.Result("progress")
 	require.Empty(t, res.Vacuous)
 }
+
+// The hint searches over fault kinds, not only the pause: a design that
+// already has a partition or a network delay is asked first for a longer
+// one of its own, and the length named is the least (at N the lock is
+// lost while held, at N-1 it is not).
+func TestHintSearchesFaultKinds(t *testing.T) {
+	for _, tc := range []struct {
+		name, want, param string
+		least             int
+	}{
+		{"redis/cad/none/plain,renew=3,pauses=0,slow=1,partitions=1,partition-ticks=3,clients=2", "raise partition-ticks to at least 7", "partition-ticks", 7},
+		{"redis/cad/none/plain,pauses=0,slow=1,slow-work=5,delays=1,max-delay=3", "raise max-delay to at least 5", "max-delay", 5},
+		// network faults without a slow job: the holder must still be working
+		{"etcd/cad/none/plain,pauses=0,partitions=1", "add a slow job: slow=1 and slow-work at least 10", "", 0},
+	} {
+		d, err := model.ParseDesign(tc.name)
+		require.NoError(t, err)
+		hint, err := Hint(d, Bounds{Symmetry: true})
+		require.NoError(t, err)
+		require.Contains(t, hint, tc.want, tc.name)
+		if tc.param == "" {
+			continue
+		}
+		lost := func(m int) bool {
+			dd, err := model.Override(d, model.Setting{Name: tc.param, Value: m})
+			require.NoError(t, err)
+			rep, err := Check(Config{Design: dd, Properties: []model.Property{model.LockLostProperty}, Bounds: Bounds{Symmetry: true}})
+			require.NoError(t, err)
+			return rep.Results[0].Status == Seen
+		}
+		require.True(t, lost(tc.least), tc.name)
+		require.False(t, lost(tc.least-1), tc.name)
+	}
+}
+
+// A watchdog that renews a slow job's lock before it would expire has been
+// put to the test: exclusive, mutex and no-lost-update hold and are not
+// vacuous. A slow job that ends before its first TTL needs no renewal, so
+// there the same verdicts stay vacuous.
+func TestRenewalThatSavesIsAWitness(t *testing.T) {
+	saved := checkName(t, "redis/cad/none/plain,pauses=0,slow=1,renew=3,clients=2")
+	require.False(t, saved.Coverage.LockLost)
+	require.True(t, saved.Coverage.RenewSaved)
+	for _, p := range []string{"exclusive", "mutex", "no-lost-update"} {
+		res, _ := saved.Result(p)
+		require.Equal(t, Holds, res.Status, p)
+		require.Empty(t, res.Vacuous, p)
+	}
+	res, _ := saved.Result("own-release") // no release reached another's lock
+	require.NotEmpty(t, res.Vacuous)
+
+	notNeeded := checkName(t, "redis/cad/none/plain,pauses=0,slow=1,slow-work=5,renew=3,clients=2")
+	require.False(t, notNeeded.Coverage.RenewSaved)
+	res, _ = notNeeded.Result("exclusive")
+	require.Equal(t, Holds, res.Status)
+	require.NotEmpty(t, res.Vacuous)
+
+	// a renewer outside the worker's process outlives the worker's pause
+	sidecar := checkName(t, "redis/cad/none/plain,renew=3,clients=2,watchdog=sidecar")
+	require.True(t, sidecar.Coverage.RenewSaved)
+}

@@ -176,6 +176,11 @@ func keyRenew(d *Design, s *State, i int, ev *Event) {
 	case !reach(d, s, i, keyNode(s, i)):
 		ev.Result = ResUnreachable // a failed renewal does not stop the worker
 	case key.Owner == uint8(i+1) && key.Back == 0:
+		if key.Exp != 0 && c.Ready != 0 && key.Exp <= c.Ready {
+			// without this renewal the key is gone before the worker's
+			// next step: the watchdog is put to the test and holds
+			ev.Flags |= EvRenewSaved
+		}
 		key.Exp = keyEnd(d, s.Now)
 		ev.Result = ResOK
 	default:

@@ -249,6 +249,7 @@ const (
 	EvSplit                           // failover: a split brain (the old primary keeps answering its side)
 	EvOldSide                         // the acting client talks to an old primary (split brain)
 	EvOwnLater                        // arrive: a late release met its own client's lock of a later job (jobs=N)
+	EvRenewSaved                      // renew: the key would have expired before its holder's next step (a slow job, a pause the renewer outlives)
 )
 
 // Event is what one step did. It is a fixed-size value: no allocation.

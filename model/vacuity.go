@@ -20,6 +20,7 @@ type Coverage struct {
 	LateRelease    bool   // a late release met its own client's lock of a later job (jobs=N)
 	Rejected       bool   // the storage refused a read or a write (a late or resent copy the fence stopped)
 	NoExpiry       bool   // a fault left a lock key without expiry (a lost SET NX reply, a crash before EXPIRE)
+	RenewSaved     bool   // a renewal kept a key that would have expired before its holder's next step (EvRenewSaved)
 }
 
 // Witness bits: what one step showed (Witnesses).
@@ -29,7 +30,8 @@ const (
 	WitLateRelease
 	WitRejected
 	WitNoExpiry
-	AllWitnesses = WitLockLost | WitForeignRelease | WitLateRelease | WitRejected | WitNoExpiry
+	WitRenewSaved
+	AllWitnesses = WitLockLost | WitForeignRelease | WitLateRelease | WitRejected | WitNoExpiry | WitRenewSaved
 )
 
 // Witnesses are the witness bits of the step whose event is ev, reaching s.
@@ -49,6 +51,9 @@ func Witnesses(d *Design, s *State, ev *Event) uint8 {
 	}
 	if ev != nil && d.Acquire == AcquireSetExpire && ev.Action.Kind.IsFault() && keyWithoutExpiry(d, s) {
 		w |= WitNoExpiry
+	}
+	if ev != nil && ev.Flags&EvRenewSaved != 0 {
+		w |= WitRenewSaved
 	}
 	return w
 }
@@ -78,6 +83,9 @@ func Unwitnessable(d *Design) uint8 {
 	if d.Acquire != AcquireSetExpire {
 		w |= WitNoExpiry
 	}
+	if d.RenewTicks == 0 || d.Lock == LockRedlock {
+		w |= WitRenewSaved // Redlock's quorum renewal does not mark it yet
+	}
 	return w
 }
 
@@ -99,6 +107,9 @@ func (c *Coverage) Witnessed() uint8 {
 	if c.NoExpiry {
 		w |= WitNoExpiry
 	}
+	if c.RenewSaved {
+		w |= WitRenewSaved
+	}
 	return w
 }
 
@@ -109,6 +120,7 @@ func (c *Coverage) AddWitnesses(w uint8) {
 	c.LateRelease = c.LateRelease || w&WitLateRelease != 0
 	c.Rejected = c.Rejected || w&WitRejected != 0
 	c.NoExpiry = c.NoExpiry || w&WitNoExpiry != 0
+	c.RenewSaved = c.RenewSaved || w&WitRenewSaved != 0
 }
 
 // ForeignRelease reports whether the step is a release (or get-del's DEL)
@@ -189,6 +201,12 @@ var LockLostProperty = Property{"lock-lost", Sometimes,
 // crashed client (a lock whose holder is gone).
 func Vacuity(p *Property, c *Coverage) string {
 	if p.Expect != Always || c.LockLost {
+		return ""
+	}
+	if c.RenewSaved && (p.Name == "exclusive" || p.Name == "mutex" || p.Name == "no-lost-update") {
+		// a renewal kept a lock its holder would otherwise have lost
+		// before its next step: the fault reached the lock and the
+		// watchdog stood
 		return ""
 	}
 	switch p.Name {
