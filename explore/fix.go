@@ -731,6 +731,15 @@ func apply(d model.Design, chs []Change) (n model.Design, grown int, err error) 
 	if !ok {
 		return n, 0, errUngrown
 	}
+	if n.Watchdog == model.WatchdogSidecar && d.Watchdog != model.WatchdogSidecar && n.Crashes == 0 {
+		// a renewer outside the worker's process outlives the worker's
+		// pauses, and its crashes too: it is judged against the fault
+		// that defeats it, a worker that crashes while its sidecar keeps
+		// renewing (the lock is never freed), as a longer TTL is judged
+		// against a pause that outlasts it
+		n.Crashes = 1
+		grown = max(grown, 0)
+	}
 	if err := n.Validate(); err != nil {
 		return n, 0, err
 	}
@@ -916,7 +925,7 @@ var knobs = []knob{
 				return 1, "renew in a thread of its own (it outlives a hung worker: that lock is never freed)"
 			}
 			if to == "sidecar" {
-				return 1, "renew in a sidecar process (it renews through the worker's pauses; a crashed or hung worker's lock is never freed)"
+				return 1, "renew in a sidecar process (it renews through the worker's pauses; a crashed or hung worker's lock is never freed, so it is checked against a worker crash too)"
 			}
 			return 1, "renew in the worker (it stops when the worker hangs)"
 		}),

@@ -356,6 +356,9 @@ func writeLeases(w io.Writer, rep *explore.FixReport) {
 		if c.Grown > 0 {
 			grown = fmt.Sprintf(" (faults %d ticks longer)", c.Grown)
 		}
+		if c.Design.Watchdog == model.WatchdogSidecar && d.Watchdog != model.WatchdogSidecar && d.Crashes == 0 {
+			grown += " (and a worker crash: its sidecar renews a dead worker's lock)"
+		}
 		fmt.Fprintf(w, "  %s%s: %s\n", c.ChangesText(), grown, leaseVerdict(&c, rep))
 	}
 	for _, u := range rep.Ungrown {

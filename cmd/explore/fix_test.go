@@ -142,3 +142,16 @@ func FuzzFixArgs(f *testing.F) {
 		}
 	})
 }
+
+// The watchdog design: a sidecar renewer keeps the lock through the
+// worker's pause, but it is judged against the fault that defeats it (a
+// worker that crashes while its sidecar renews for ever), so it is no
+// fix; the first answer is the honest paragraph and the data-safe designs.
+func TestFixWatchdogSidecarIsJudged(t *testing.T) {
+	code, out, errs := runCmd("fix", "-design", "redis/cad/none/plain,renew=3", "-changes", "1")
+	require.Equal(t, exitViolated, code, errs)
+	require.Contains(t, out, "No design within 1 change(s) keeps the lock exclusive")
+	require.NotContains(t, out, "\nfixes:")
+	require.Contains(t, out, "1. storage plain → cas")
+	require.Contains(t, out, "watchdog worker → sidecar (and a worker crash: its sidecar renews a dead worker's lock): still violates progress")
+}
