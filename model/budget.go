@@ -52,7 +52,7 @@ var derivedParams = []derivedParam{
 // lifetime is how long a granted lock lives without renewal: the TTL, or a
 // ZooKeeper session's timeout.
 func lifetime(d *Design) int {
-	if d.Lock == LockZooKeeper {
+	if sessionQueue(d) {
 		return d.SessionTicks
 	}
 	return d.TTLTicks

@@ -157,7 +157,7 @@ func (c *Client) takeAcquire(d *Design, r Reply, now uint8) {
 		}
 	case ResRefused:
 		switch {
-		case d.Lock == LockZooKeeper: // it waits on the watch of its predecessor's node
+		case sessionQueue(d): // it waits on the watch of its predecessor's node (key)
 		case waitsForNotice(d):
 			c.Flags |= FlagWaiting
 		default:

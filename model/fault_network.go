@@ -190,7 +190,7 @@ func lose(d *Design, s *State, i int, ev *Event) {
 	token := c.Token
 	*c = before
 	c.Flags = c.Flags&^(FlagZNode|FlagWrote) | keep | FlagStarted
-	if d.Lock == LockZooKeeper {
+	if sessionQueue(d) {
 		c.Token = token
 	}
 	c.Ready = s.Now + uint8(d.TimeoutTicks)

@@ -130,8 +130,8 @@ func (d Design) jobsApply() error {
 	if d.Restarts > 0 && d.Delays > 0 && d.TimeoutTicks > 0 && (d.DelayAt == PlaceAny || d.DelayAt == PlaceWrite) {
 		return designErr("design parameter restarts with delays and timeout: a late first copy of a write would outlive its process, which is not modelled; set delay-at=release (or another request than the write)")
 	}
-	if d.Restarts > 0 && d.Lock == LockZooKeeper {
-		return designErr("design parameter restarts does not apply to lock zookeeper: the crashed process's node lives on in its session beside the new process's, which is not modelled (use crashes)")
+	if d.Restarts > 0 && sessionQueue(&d) {
+		return designErr("design parameter restarts does not apply to lock %s: the crashed process's %s lives on in its session beside the new process's, which is not modelled (use crashes)", d.Lock, Service(d.Lock).QueueEntry)
 	}
 	return nil
 }

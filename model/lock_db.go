@@ -16,8 +16,10 @@ var dbService = ServiceFacts{
 	Frozen:     "'s watchdog is due but frozen with it: no renewal",
 	Node:       "lock table", NodeStory: "the database",
 	Acquire: "FOR UPDATE", Refused: "blocks", Renew: "renew",
-	Poll:   "SELECT … FOR UPDATE → blocks",
-	Expiry: "%s's idle session is killed: the row lock is free",
+	Poll:      "SELECT … FOR UPDATE → blocks",
+	Expiry:    "%s's idle session is killed: the row lock is free",
+	Contended: "a client's SELECT … FOR UPDATE waits on another's row lock",
+	Bound:     "idle-session timeout",
 }
 
 // txAccess is a read or write inside the lock's transaction: it fails if the

@@ -14,8 +14,10 @@ var etcdService = ServiceFacts{
 	Frozen:     "'s keep-alive is due but frozen with it: no renewal",
 	Node:       "etcd", NodeStory: "the etcd cluster",
 	Acquire: "put", Refused: "exists", Renew: "keep-alive",
-	Poll:   "txn put-if-absent → not put",
-	Expiry: "%s's lease expires: its key is deleted",
+	Poll:      "txn put-if-absent → not put",
+	Expiry:    "%s's lease expires: its key is deleted",
+	Contended: "a client's put-if-absent transaction is refused because another holds the key",
+	Bound:     "lease",
 }
 
 // etcdDeleted: a delete is a new revision of the cluster (tracked only when

@@ -15,6 +15,7 @@ var redisService = ServiceFacts{
 	Acquire: "SET", Refused: "nil", Renew: "renew",
 	Poll:   "SET " + LockKey + " … NX → (nil)",
 	Expiry: "key " + LockKey + " (%s's) expires",
+	Bound:  "TTL",
 }
 
 // keyAcquire is SET NX PX on node 0 (etcd: put-if-absent with a lease; db:

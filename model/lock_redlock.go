@@ -53,8 +53,10 @@ var redlockService = ServiceFacts{
 	Frozen:     "'s watchdog is due but frozen with it: no renewal",
 	Node:       "Redis", NodeStory: "the Redis node", Numbered: true,
 	Acquire: "SET", Refused: "nil", Renew: "renew",
-	Poll:   "SET " + LockKey + " … NX on every node → lost the vote",
-	Expiry: "key " + LockKey + " (%s's) expires",
+	Poll:      "SET " + LockKey + " … NX on every node → lost the vote",
+	Expiry:    "key " + LockKey + " (%s's) expires",
+	Contended: "a client's SET NX is refused on a node because another holds the key there",
+	Bound:     "TTL",
 }
 
 // majority is how many Redlock nodes make the lock held.

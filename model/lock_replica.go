@@ -19,6 +19,7 @@ var replicaService = ServiceFacts{
 	Acquire: "SET", Refused: "nil", Renew: "renew",
 	Poll:   "SET " + LockKey + " … NX → (nil)",
 	Expiry: "key " + LockKey + " (%s's) expires",
+	Bound:  "TTL",
 }
 
 // replicaActions are replication (while the replica lags) and the failover

@@ -15,8 +15,10 @@ var zookeeperService = ServiceFacts{
 	Frozen:     " is paused: no heartbeats, its session runs out",
 	Node:       "ZooKeeper", NodeStory: "the ZooKeeper ensemble",
 	Acquire: "lock", Refused: "wait", Renew: "renew",
-	Poll:   "create the lock node → wait",
-	Expiry: "%s's session expires: its node vanishes",
+	Poll:      "create the lock node → wait",
+	Expiry:    "%s's session expires: its node vanishes",
+	Contended: "a client's node is not the lowest: it waits behind another's",
+	Bound:     "session", QueueEntry: "node",
 }
 
 // zkAcquireEnabled: a client whose node exists but is not the lowest waits

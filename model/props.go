@@ -304,18 +304,8 @@ func ClassOf(name string) Class {
 // DocFor is p's Doc in the words of d's lock service: "contended" is a
 // refused SET NX only where the lock is a Redis key.
 func (p *Property) DocFor(d *Design) string {
-	if p.Name != "contended" {
-		return p.Doc
-	}
-	switch d.Lock {
-	case LockEtcd:
-		return "a client's put-if-absent transaction is refused because another holds the key"
-	case LockZooKeeper:
-		return "a client's node is not the lowest: it waits behind another's"
-	case LockDB:
-		return "a client's SELECT … FOR UPDATE waits on another's row lock"
-	case LockRedlock:
-		return "a client's SET NX is refused on a node because another holds the key there"
+	if w := Service(d.Lock).Contended; p.Name == "contended" && w != "" {
+		return w // the service's row (lock_*.go)
 	}
 	return p.Doc
 }

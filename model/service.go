@@ -76,7 +76,13 @@ func heldNodes(d *Design, s *State, i int) int {
 // singleKey reports whether the lock is one key on one node that clients
 // use (redis, replica, etcd, db), as opposed to Redlock's votes and
 // ZooKeeper's queue of nodes.
-func singleKey(d *Design) bool { return d.Lock != LockRedlock && d.Lock != LockZooKeeper }
+func singleKey(d *Design) bool { return d.Lock != LockRedlock && !sessionQueue(d) }
+
+// sessionQueue reports whether the lock is a queue of the clients' own
+// nodes, each living with its client's session (ZooKeeper): the lowest
+// holds the lock, the next waits on a watch, and a session expires after
+// session ticks without heartbeats (a pause, a partition, a crash).
+func sessionQueue(d *Design) bool { return d.Lock == LockZooKeeper }
 
 // keyNode is the node whose key client i uses: node 0, or for a client cut
 // off with the old primary after a split-brain failover, node 1 (where the
@@ -193,14 +199,14 @@ func clientTick(d *Design, s *State, i int, ev *Event) {
 
 // paused is what a pause of p ticks means for client i's session.
 func paused(d *Design, s *State, i int, p uint8) {
-	if d.Lock == LockZooKeeper {
+	if sessionQueue(d) {
 		zkPaused(d, s, i, p)
 	}
 }
 
 // resumed is what the end of a pause means for client i's session.
 func resumed(d *Design, s *State, i int) {
-	if d.Lock == LockZooKeeper {
+	if sessionQueue(d) {
 		zkResumed(s, i)
 	}
 }
@@ -208,7 +214,7 @@ func resumed(d *Design, s *State, i int) {
 // crashed is what a crash leaves of client i's session; old is the client
 // before the crash.
 func crashed(d *Design, s *State, i int, old Client) {
-	if d.Lock == LockZooKeeper {
+	if sessionQueue(d) {
 		zkCrashed(d, s, i, old)
 	}
 }
@@ -222,7 +228,7 @@ func nodeRestarted(d *Design, s *State) {
 
 // stuckFree reports whether the service always frees a lock by itself
 // (sessions, idle timeouts), so that progress can never be stuck on a key.
-func stuckFree(d *Design) bool { return d.Lock == LockZooKeeper || d.Lock == LockDB }
+func stuckFree(d *Design) bool { return sessionQueue(d) || d.Lock == LockDB }
 
 // ServiceFacts are a lock service's words: one row of data per service,
 // next to its lock_*.go, read by the story, the timeline, the page
@@ -243,6 +249,10 @@ type ServiceFacts struct {
 	Renew      string   // the page's chip of a renewal: "renew", "keep-alive"
 	Poll       string   // a run of refused acquires in a folded story line
 	Expiry     string   // its lock's expiry in the story, with the client's name for %s
+	Contended  string   // the contended witness's doc in its words ("" for the property's own)
+	Bound      string   // what bounds a holder's lock, in explore fix's advice: "TTL", "lease", "session"
+	Unplayed   string   // why reality does not play it for real, or "" if it does
+	QueueEntry string   // a session queue's entry of one client: "node" (ZooKeeper's), "key"
 }
 
 var services = [numLockKinds]ServiceFacts{
@@ -368,7 +378,7 @@ func unsafeNote(d *Design, ev *Event) string {
 
 // sessionPauseNote: what a pause does to the client's session.
 func sessionPauseNote(d *Design, ev *Event, p uint8) string {
-	if d.Lock == LockZooKeeper {
+	if sessionQueue(d) {
 		return describeZKPause(d, ev, p)
 	}
 	return ""

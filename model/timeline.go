@@ -276,7 +276,7 @@ func laneName(d *Design, k int) string { return Service(d.Lock).NodeLabel(k) }
 // with it (a); for ZooKeeper, a paused client with a session sends no
 // heartbeats (a). nil when nothing happened.
 func watchdogRow(d *Design, cols []tickCol) *tlRow {
-	zk := d.Lock == LockZooKeeper
+	zk := sessionQueue(d)
 	if d.RenewTicks == 0 && !zk {
 		return nil
 	}
@@ -328,7 +328,7 @@ func WatchdogFrozen(d *Design, s *State, i int) bool {
 	if !c.Live() || c.Flags&FlagPaused == 0 {
 		return false
 	}
-	if d.Lock == LockZooKeeper {
+	if sessionQueue(d) {
 		return c.Flags&FlagZNode != 0 && c.Timer != 0
 	}
 	return d.RenewTicks > 0 && d.Watchdog != WatchdogSidecar && c.Believes() && c.Timer != 0 && c.Timer <= s.Now

@@ -207,6 +207,9 @@ func window(d *model.Design, tick time.Duration) time.Duration {
 // delay). Clock jumps, partitions, lost replies and client clock jumps are
 // not played. Playable (playable.go) turns its refusal into a NotPlayable.
 func playable(d *model.Design) error {
+	if why := model.Service(d.Lock).Unplayed; why != "" { // the service's row says (model/lock_*.go)
+		return fmt.Errorf("design %s: lock %s is not played for real: %s", d.Name(), d.Lock, why)
+	}
 	if d.Lock == model.LockDB {
 		if err := dbOK(d); err != nil {
 			return err

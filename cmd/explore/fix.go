@@ -285,17 +285,7 @@ func classified(props []string) string {
 
 // leaseWord is what bounds a holder's lock in d: its TTL, lease, session
 // or idle-session timeout.
-func leaseWord(d *model.Design) string {
-	switch d.Lock {
-	case model.LockEtcd:
-		return "lease"
-	case model.LockZooKeeper:
-		return "session"
-	case model.LockDB:
-		return "idle-session timeout"
-	}
-	return "TTL"
-}
+func leaseWord(d *model.Design) string { return model.Service(d.Lock).Bound }
 
 // writeLeaseParagraph says the honest thing about a lease-based lock
 // whose lock safety broke: whether any neighbour keeps it exclusive, why
