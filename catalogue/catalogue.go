@@ -71,6 +71,13 @@ var Entries = []Entry{
 	// etcd
 	{"etcd/cad/none/plain,renew=3", "lease with keep-alive, a pause"},
 	{"etcd/cad/rw/max-token,renew=3", "the revision as fencing token"},
+	// etcd's queued Mutex (concurrency.Mutex)
+	{"etcd-mutex/del/none/plain", "queued Mutex: the holder's session lease expires in a pause, the next waiter takes the lock"},
+	{"etcd-mutex/cad/rw/max-token", "the create revision as fencing token"},
+	{"etcd-mutex/del/none/plain,pause-at=acquire", "a waiter's session expires in the queue: Lock's Get answers ErrSessionExpired"},
+	{"etcd-mutex/del/none/plain,session-check=none,pause-at=acquire", "a waiter whose session expired in the queue takes the lock without the Get: two holders"},
+	{"etcd-mutex/del/none/plain,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "Unlock deletes by name: a late copy deletes the same session's next lock"},
+	{"etcd-mutex/cad/none/plain,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "a delete fenced on the create revision leaves the next lock alone"},
 	// ZooKeeper
 	{"zookeeper/cad/none/plain", "session expiry during a pause"},
 	{"zookeeper/cad/rw/max-token", "the sequence number as fencing token"},

@@ -830,6 +830,12 @@ var knobs = []knob{
 	wordKnob("release", words(func(i int) model.ReleaseMode { return model.ReleaseMode(i) }),
 		func(d *model.Design) string { return d.Release.String() },
 		func(d *model.Design, from, to string) (int, string) {
+			switch {
+			case d.Lock == model.LockEtcdMutex && to == "cad":
+				return 1, "delete the key in a transaction fenced on its create revision (If CreateRevision = its revision, Mutex.IsOwner's compare)"
+			case d.Lock == model.LockEtcdMutex:
+				return 1, "delete the key by its name (Mutex.Unlock)"
+			}
 			switch to {
 			case "cad":
 				return 1, "release with the atomic check-and-delete script"
@@ -952,6 +958,14 @@ var knobs = []knob{
 				return 2, "WAIT for the replica before the acquire returns (one more round trip per acquire; it blocks while the replica lags, and may return after the TTL)"
 			}
 			return 1, "return from the acquire without waiting for the replica"
+		}),
+	wordKnob("session-check", words(func(i int) model.SessionCheck { return model.SessionCheck(i) }),
+		func(d *model.Design) string { return d.SessionCheck.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "get" {
+				return 1, "Get its own key once waitDeletes returns (Mutex.Lock): a session that expired in the queue gets ErrSessionExpired"
+			}
+			return 1, "take waitDeletes' return as the lock, without the Get"
 		}),
 	intKnob("ack-timeout", func(d *model.Design) *int { return &d.AckTimeoutTicks },
 		func(c int, d *model.Design) []int {

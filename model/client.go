@@ -165,6 +165,8 @@ func (c *Client) takeAcquire(d *Design, r Reply, now uint8) {
 		}
 	case ResUnreachable: // cut off: it tries again next tick
 		c.Ready = now + 1
+	case ResNoop: // etcd-mutex: ErrSessionExpired; a new session, Lock again next tick
+		c.Ready = now + 1
 	}
 }
 

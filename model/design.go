@@ -36,6 +36,10 @@ const (
 	// LockDB is a database row lock (SELECT … FOR UPDATE) with the counter in
 	// the same database; the server kills a session idle for ttl ticks.
 	LockDB
+	// LockEtcdMutex is etcd's queued Mutex (client/v3/concurrency): each
+	// client's key, under its session's lease, queued by create revision;
+	// a waiter waits for its predecessor's delete. lock_etcd_mutex.go.
+	LockEtcdMutex
 	numLockKinds
 )
 
@@ -309,7 +313,9 @@ type Design struct {
 	Watchdog WatchdogMode // renew=k: where the renewal runs
 	Value    ValueMode    // jobs=N: a lock value per job or per process
 	Ack      AckMode      // replica: WAIT for the replica before the acquire returns
-	Bug      Bug          // a planted bug (testing the testers); BugNone in real designs
+	// etcd-mutex: what Lock does once its predecessors are deleted
+	SessionCheck SessionCheck
+	Bug          Bug // a planted bug (testing the testers); BugNone in real designs
 
 	Partition PartitionMode // what a partition cuts a client off from
 	PauseAt   Place         // where a pause may fall
@@ -367,13 +373,14 @@ type axis struct {
 }
 
 var (
-	lockAxis = axis{"lock", []string{"redis", "replica", "redlock", "etcd", "zookeeper", "db"}, []string{
+	lockAxis = axis{"lock", []string{"redis", "replica", "redlock", "etcd", "zookeeper", "db", "etcd-mutex"}, []string{
 		"one Redis node: SET NX PX, the key expires after the TTL",
 		"Redis primary + asynchronous replica; failover promotes the replica",
 		"Redlock over N independent Redis nodes, quorum within the validity time",
 		"etcd lease (keep-alive: renew=k) + transaction; create_revision is the token",
 		"ZooKeeper ephemeral sequential node, session timeout; sequence is the token",
 		"database row lock (SELECT … FOR UPDATE); idle sessions killed after ttl",
+		"etcd's queued Mutex (concurrency.Mutex): keys queued by create revision, each under its session's lease",
 	}}
 	quorumAxis = axis{"quorum", []string{"majority", "all"}, []string{
 		"redlock: win N/2+1 nodes (default)",
@@ -508,6 +515,7 @@ var wordParams = []wordParam{
 	{watchdogAxis, func(d *Design) *uint8 { return (*uint8)(&d.Watchdog) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock}, false},
 	{valueAxis, func(d *Design) *uint8 { return (*uint8)(&d.Value) }, nil, false},
 	{ackAxis, func(d *Design) *uint8 { return (*uint8)(&d.Ack) }, []LockKind{LockReplica}, false},
+	{sessionCheckAxis, func(d *Design) *uint8 { return (*uint8)(&d.SessionCheck) }, []LockKind{LockEtcdMutex}, false},
 	{bugAxis, func(d *Design) *uint8 { return (*uint8)(&d.Bug) }, nil, false},
 	{partitionAxis, func(d *Design) *uint8 { return (*uint8)(&d.Partition) }, nil, false},
 	{pauseAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.PauseAt) }, nil, true},
@@ -565,7 +573,7 @@ var intParams = []intParam{
 	{"jumps", 0, 2, 0, func(d *Design) *int { return &d.ClockJumps }, "fault budget: lock-node clock jumps (redis, replica, redlock)", []LockKind{LockRedis, LockReplica, LockRedlock}},
 	{"jump", 1, MaxWaitTicks, 5, func(d *Design) *int { return &d.JumpTicks }, "ticks a node's clock jumps forward", []LockKind{LockRedis, LockReplica, LockRedlock}},
 	{"renew", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.RenewTicks }, "watchdog/keep-alive: extend the TTL every k ticks (0: none)", []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock}},
-	{"session", 1, MaxWaitTicks, 10, func(d *Design) *int { return &d.SessionTicks }, "zookeeper: session timeout in ticks", []LockKind{LockZooKeeper}},
+	{"session", 1, MaxWaitTicks, 10, func(d *Design) *int { return &d.SessionTicks }, "zookeeper: session timeout in ticks; etcd-mutex: its session's lease TTL (concurrency.WithTTL)", []LockKind{LockZooKeeper, LockEtcdMutex}},
 	{"delays", 0, 3, 0, func(d *Design) *int { return &d.Delays }, "fault budget: requests held in the network (delay-at= says which)", nil},
 	{"max-delay", 1, MaxWaitTicks, 15, func(d *Design) *int { return &d.MaxDelayTicks }, "longest network delay of a request", nil},
 	{"partitions", 0, 2, 0, func(d *Design) *int { return &d.Partitions }, "fault budget: partitions (partition= says from what)", nil},
@@ -587,6 +595,7 @@ var kindReleases = map[LockKind][]ReleaseMode{
 	LockEtcd:      {ReleaseCAD},
 	LockZooKeeper: {ReleaseCAD},
 	LockDB:        {ReleaseCAD},
+	LockEtcdMutex: {ReleaseDel, ReleaseCAD}, // Unlock's delete by name, or fenced on the create revision
 }
 
 // Redlock hands out no fencing token (its nodes share no counter), and a

@@ -127,6 +127,10 @@ func strayArrive(d *Design, s *State, i int, ev *Event) {
 	c.Stray = 0
 	c.Flags &^= FlagStrayDel
 	if stray {
+		if d.Lock == LockEtcdMutex {
+			emStrayRelease(d, s, i, ev)
+			return
+		}
 		if !singleKey(d) {
 			ev.Result = ResNoop
 			strayDone(c)

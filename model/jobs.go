@@ -203,6 +203,12 @@ func describeRestart(d *Design, st *StepRecord) string {
 // later job.
 func describeLateOwn(d *Design, st *StepRecord) string {
 	job := st.Before.Clients[st.Action.Client].Job + 1
+	if d.Lock == LockEtcdMutex {
+		if st.Event.Result == ResOK {
+			return fmt.Sprintf("the key is its own lock of job %d (%s): deleted  ✗ it deleted its own newer lock", job, etcdMutexLateOwn(d, true))
+		}
+		return fmt.Sprintf("the key is its own lock of job %d (%s)", job, etcdMutexLateOwn(d, false))
+	}
 	if st.Event.Result == ResOK {
 		why := "DEL does not compare values"
 		if d.Release == ReleaseCAD {

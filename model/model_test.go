@@ -96,6 +96,12 @@ func TestBadDesignNames(t *testing.T) {
 		"zookeeper/cad/none/plain,restarts=1":                                        "restarts does not apply to lock zookeeper",
 		"redis/cad/none/plain,restarts=1,delays=1,timeout=3":                         "a late first copy of a write would outlive its process",
 		"redis/cad/none/plain,restarts=3":                                            "restarts=\"3\": want a whole number from 0 to 2",
+		"etcd-mutex/get-del/none/plain":                                              "release get-del is not available for lock etcd-mutex (allowed: del, cad)",
+		"etcd-mutex/del/none/plain,renew=3":                                          "renew does not apply to lock etcd-mutex",
+		"etcd-mutex/del/none/plain,lock-delay=3":                                     "lock-delay does not apply to lock etcd-mutex",
+		"etcd-mutex/del/none/plain,restarts=1":                                       "restarts does not apply to lock etcd-mutex: the crashed process's key lives on",
+		"etcd-mutex/del/none/plain,session-check=maybe":                              `unknown session-check "maybe" (allowed: get, none)`,
+		"redis/cad/none/plain,session-check=none":                                    "session-check does not apply to lock redis",
 	}
 	for name, want := range cases {
 		_, err := ParseDesign(name)
@@ -113,6 +119,7 @@ func FuzzParseDesign(f *testing.F) {
 		"redis/cad/rw/max-token,storage-failovers=1", "redis/cad/none/cas,stale-reads=2", "db/cad/none/plain,stale-reads=1", "redis/cad/rw/max-token,storage-failovers=2",
 		"redlock/cad/rw/max-token,counter=external,counter-crashes=1", "db/cad/write/cond-update,tx=outside,counter=external", "redlock/cad/none/plain,counter=service", "redlock/cad/none/plain,renew=3,quorum=all", "redis/cad/none/plain,lock-delay=8", "etcd/cad/none/plain,lock-delay=5,renew=3", "zookeeper/cad/none/plain,lock-delay=3",
 		"redis/cad/none/plain,watchdog=thread,renew=3,hangs=1", "redis/cad/none/plain,watchdog=thread", "redis/cad/none/plain,hangs=1",
+		"etcd-mutex/del/none/plain", "etcd-mutex/cad/rw/max-token,session=6", "etcd-mutex/del/none/plain,session-check=none,pause-at=acquire", "etcd-mutex/get-del/none/plain", "etcd-mutex/del/none/plain,session-check=", "etcd-mutex/del/none/plain,clients=2,jobs=2,pauses=0,delays=1,timeout=3,delay-at=release",
 		"redis/cad/none/plain,watchdog=sidecar,renew=3", "redis/cad/none/plain,watchdog=sidecar,pauses=0,crashes=1,renew=3", "redis/cad/none/plain,watchdog=sidecar,renew=3,restarts=1", "zookeeper/cad/none/plain,watchdog=sidecar",
 		"redis/cad/rw/max-token,node-crashes=1,persist=1,fsync=1", "replica/cad/rw/cond-update,node-crashes=1,persist=1,fsync=3", "redis/cad/rw/max-token,fsync=1", "redlock/cad/none/plain,node-crashes=1,persist=1,fsync=1",
 		"redis/cad/none/plain,value=process,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "redis/cad/none/plain,jobs=3", "etcd/cad/none/plain,jobs=2,value=job", "redis/cad/none/plain,jobs=2,value=process",
@@ -141,7 +148,7 @@ func FuzzParseScenario(f *testing.F) {
 		text, _ := scenarioFiles.ReadFile("scenarios/demo" + string(rune('0'+n)) + ".txt")
 		f.Add(string(text))
 	}
-	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "sidecar-pause", "sidecar-crash", "everysec-key", "everysec-token", "late-release-process", "late-release-job", "restart", "restart-set-expire", "starvation", "replica-wait-timeout"} {
+	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "sidecar-pause", "sidecar-crash", "everysec-key", "everysec-token", "late-release-process", "late-release-job", "restart", "restart-set-expire", "starvation", "replica-wait-timeout", "etcd-mutex-waiter", "etcd-mutex-no-get", "etcd-mutex-late-unlock", "etcd-mutex-fenced-unlock"} {
 		text, _ := scenarioFiles.ReadFile("scenarios/" + n + ".txt")
 		f.Add(string(text))
 	}

@@ -82,7 +82,7 @@ func singleKey(d *Design) bool { return d.Lock != LockRedlock && !sessionQueue(d
 // nodes, each living with its client's session (ZooKeeper): the lowest
 // holds the lock, the next waits on a watch, and a session expires after
 // session ticks without heartbeats (a pause, a partition, a crash).
-func sessionQueue(d *Design) bool { return d.Lock == LockZooKeeper }
+func sessionQueue(d *Design) bool { return d.Lock == LockZooKeeper || d.Lock == LockEtcdMutex }
 
 // keyNode is the node whose key client i uses: node 0, or for a client cut
 // off with the old primary after a split-brain failover, node 1 (where the
@@ -97,8 +97,11 @@ func keyNode(s *State, i int) int {
 // acquireEnabled reports whether client i, in PhaseAcquire and not
 // waiting, may send its acquire now (a ZooKeeper client waits on a watch).
 func acquireEnabled(d *Design, s *State, i int) bool {
-	if d.Lock == LockZooKeeper {
+	switch d.Lock {
+	case LockZooKeeper:
 		return zkAcquireEnabled(s, i)
+	case LockEtcdMutex:
+		return emAcquireEnabled(s, i)
 	}
 	return true
 }
@@ -110,6 +113,8 @@ func acquire(d *Design, s *State, i int, ev *Event) {
 		redlockAcquire(d, s, i, ev)
 	case LockZooKeeper:
 		zkAcquire(d, s, i, ev)
+	case LockEtcdMutex:
+		emAcquire(d, s, i, ev)
 	default: // redis, replica, etcd, db: one key on node 0
 		keyAcquire(d, s, i, ev)
 	}
@@ -120,7 +125,7 @@ func release(d *Design, s *State, i int, ev *Event) {
 	switch d.Lock {
 	case LockRedlock:
 		redlockRelease(d, s, i, ev)
-	case LockZooKeeper:
+	case LockZooKeeper, LockEtcdMutex: // a session's node or key
 		zkRelease(d, s, i, ev)
 	case LockDB:
 		dbRelease(d, s, i, ev)
@@ -192,8 +197,11 @@ func expiredHeld(s *State, i int, ev *Event) {
 
 // clientTick is what a tick means for client i's session (ZooKeeper).
 func clientTick(d *Design, s *State, i int, ev *Event) {
-	if d.Lock == LockZooKeeper {
+	switch d.Lock {
+	case LockZooKeeper:
 		zkTick(d, s, i, ev)
+	case LockEtcdMutex:
+		emTick(d, s, i, ev)
 	}
 }
 
@@ -258,6 +266,7 @@ type ServiceFacts struct {
 var services = [numLockKinds]ServiceFacts{
 	LockRedis: redisService, LockReplica: replicaService, LockRedlock: redlockService,
 	LockEtcd: etcdService, LockZooKeeper: zookeeperService, LockDB: dbService,
+	LockEtcdMutex: etcdMutexService,
 }
 
 // Service is the words of lock service k.
@@ -296,6 +305,8 @@ func describeAcquire(d *Design, st *StepRecord) string {
 		return describeDBAcquire(&st.Event)
 	case LockEtcd:
 		return describeEtcdAcquire(d, st)
+	case LockEtcdMutex:
+		return describeEtcdMutexAcquire(d, st)
 	}
 	return describeKeyAcquire(d, st)
 }
@@ -309,6 +320,8 @@ func describeRelease(d *Design, st *StepRecord) string {
 		return describeZKRelease(&st.Event)
 	case LockEtcd:
 		return describeEtcdRelease(&st.Event)
+	case LockEtcdMutex:
+		return describeEtcdMutexRelease(d, &st.Event)
 	case LockRedlock:
 		s = describeRedlockRelease(d, st)
 	default:
@@ -378,6 +391,9 @@ func unsafeNote(d *Design, ev *Event) string {
 
 // sessionPauseNote: what a pause does to the client's session.
 func sessionPauseNote(d *Design, ev *Event, p uint8) string {
+	if d.Lock == LockEtcdMutex {
+		return describeEtcdMutexPause(d, ev, p)
+	}
 	if sessionQueue(d) {
 		return describeZKPause(d, ev, p)
 	}

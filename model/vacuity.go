@@ -174,6 +174,9 @@ func LockLost(d *Design, s *State, ev *Event) bool {
 	if ev.Flags&(EvExpiredHeld|EvRemovedOther) != 0 {
 		return true
 	}
+	if d.Lock == LockEtcdMutex && ev.Flags&EvExpired != 0 {
+		return true // a waiter's key expired in the queue: does it still take the lock?
+	}
 	if ev.Flags&EvOwnLater != 0 && ev.Result == ResOK && s.Clients[ev.Action.Client].Believes() {
 		return true // a late release of its own deleted the lock it holds (value=process)
 	}
