@@ -78,6 +78,12 @@ var Entries = []Entry{
 	{"etcd-mutex/del/none/plain,session-check=none,pause-at=acquire", "a waiter whose session expired in the queue takes the lock without the Get: two holders"},
 	{"etcd-mutex/del/none/plain,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "Unlock deletes by name: a late copy deletes the same session's next lock"},
 	{"etcd-mutex/cad/none/plain,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "a delete fenced on the create revision leaves the next lock alone"},
+	// Kubernetes Lease leader election (client-go's leaderelection)
+	{"lease/cad/none/plain,renew=2", "Kubernetes Lease: a pause outlives the lease by another candidate's clock; the cancelled leader's worker writes on"},
+	{"lease/cad/rw/max-token,renew=2", "leaseTransitions as fencing token"},
+	{"lease/cad/none/plain,pauses=0,slow=1,renew=2,partitions=1,partition-ticks=5,lease-b=5,deadline-b=3", "candidates with other durations, judged by the record's: one leader at a time, but a cancelled worker writes on"},
+	{"lease/cad/none/plain,duration=own,pauses=0,slow=1,renew=2,partitions=1,partition-ticks=5,lease-b=5,deadline-b=3", "client-go v0.20: a candidate judges the leader's lease by its own shorter duration: two leaders"},
+	{"lease/cad/none/plain,pauses=0,slow=1,renew=2,partitions=1,partition-ticks=5,rate-b=200", "a candidate's clock runs twice as fast: it judges the leader's lease expired in half of it"},
 	// ZooKeeper
 	{"zookeeper/cad/none/plain", "session expiry during a pause"},
 	{"zookeeper/cad/rw/max-token", "the sequence number as fencing token"},

@@ -168,7 +168,10 @@ func Render(cx Counterexample, displayPath string) (*Rendered, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: the trace does not violate %s", d.Name(), cx.Property)
 	}
-	trace := Rename(cx.Trace, d.Clients)
+	trace := cx.Trace
+	if model.NamesInterchangeable(&d) { // a lease's candidate B is B by its name
+		trace = Rename(cx.Trace, d.Clients)
+	}
 	run, err := model.Replay(&d, trace)
 	if err != nil {
 		return nil, fmt.Errorf("%s, %s: the trace with clients renamed does not replay (is the model symmetric?): %v", d.Name(), cx.Property, err)

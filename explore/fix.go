@@ -967,6 +967,19 @@ var knobs = []knob{
 			}
 			return 1, "take waitDeletes' return as the lock, without the Get"
 		}),
+	wordKnob("duration", words(func(i int) model.LeaseDuration { return model.LeaseDuration(i) }),
+		func(d *model.Design) string { return d.Duration.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "record" {
+				return 1, "judge the Lease's expiry by the duration its holder wrote in the record (client-go v0.31)"
+			}
+			return 1, "judge the Lease's expiry by the candidate's own configured duration (client-go v0.20)"
+		}),
+	intKnob("deadline", func(d *model.Design) *int { return &d.RenewDeadlineTicks },
+		func(c int, d *model.Design) []int { return []int{d.RenewTicks + 1, (c + d.RenewTicks + 1) / 2} },
+		func(d *model.Design, from, to int) (int, string) {
+			return 1, fmt.Sprintf("a renew deadline of %d ticks instead of %d: the leader gives up sooner, before another candidate's clock judges its lease expired", to, from)
+		}),
 	intKnob("ack-timeout", func(d *model.Design) *int { return &d.AckTimeoutTicks },
 		func(c int, d *model.Design) []int {
 			if c == 0 {

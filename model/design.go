@@ -40,6 +40,10 @@ const (
 	// client's key, under its session's lease, queued by create revision;
 	// a waiter waits for its predecessor's delete. lock_etcd_mutex.go.
 	LockEtcdMutex
+	// LockLease is Kubernetes Lease leader election (client-go's
+	// leaderelection): no server TTL, expiry judged by each candidate's
+	// clock, every update a compare-and-swap. lock_lease.go.
+	LockLease
 	numLockKinds
 )
 
@@ -315,7 +319,9 @@ type Design struct {
 	Ack      AckMode      // replica: WAIT for the replica before the acquire returns
 	// etcd-mutex: what Lock does once its predecessors are deleted
 	SessionCheck SessionCheck
-	Bug          Bug // a planted bug (testing the testers); BugNone in real designs
+	// lease: the lease duration a candidate judges expiry by
+	Duration LeaseDuration
+	Bug      Bug // a planted bug (testing the testers); BugNone in real designs
 
 	Partition PartitionMode // what a partition cuts a client off from
 	PauseAt   Place         // where a pause may fall
@@ -363,6 +369,11 @@ type Design struct {
 	CounterCrashes   int // fault budget: the external fencing counter restarts empty (counter=external)
 	Jobs             int // jobs each client runs, one after another (each one increment)
 	AckTimeoutTicks  int // ack=wait: WAIT's timeout in ticks, counted from the acquire (0: wait for ever)
+
+	RenewDeadlineTicks int // lease: the leader gives up if it cannot renew within this, by its own clock
+	LeaseBTicks        int // lease: candidate B's own lease duration (0: ttl, as the others)
+	RateB              int // lease: candidate B's clock rate, percent of real time
+	DeadlineBTicks     int // lease: candidate B's own renew deadline (0: deadline, as the others)
 }
 
 // axis describes one path segment or parameter that takes a word.
@@ -373,7 +384,7 @@ type axis struct {
 }
 
 var (
-	lockAxis = axis{"lock", []string{"redis", "replica", "redlock", "etcd", "zookeeper", "db", "etcd-mutex"}, []string{
+	lockAxis = axis{"lock", []string{"redis", "replica", "redlock", "etcd", "zookeeper", "db", "etcd-mutex", "lease"}, []string{
 		"one Redis node: SET NX PX, the key expires after the TTL",
 		"Redis primary + asynchronous replica; failover promotes the replica",
 		"Redlock over N independent Redis nodes, quorum within the validity time",
@@ -381,6 +392,7 @@ var (
 		"ZooKeeper ephemeral sequential node, session timeout; sequence is the token",
 		"database row lock (SELECT … FOR UPDATE); idle sessions killed after ttl",
 		"etcd's queued Mutex (concurrency.Mutex): keys queued by create revision, each under its session's lease",
+		"Kubernetes Lease leader election (client-go): expiry judged on each candidate's clock, CAS updates, renew=k is the retry period",
 	}}
 	quorumAxis = axis{"quorum", []string{"majority", "all"}, []string{
 		"redlock: win N/2+1 nodes (default)",
@@ -516,6 +528,7 @@ var wordParams = []wordParam{
 	{valueAxis, func(d *Design) *uint8 { return (*uint8)(&d.Value) }, nil, false},
 	{ackAxis, func(d *Design) *uint8 { return (*uint8)(&d.Ack) }, []LockKind{LockReplica}, false},
 	{sessionCheckAxis, func(d *Design) *uint8 { return (*uint8)(&d.SessionCheck) }, []LockKind{LockEtcdMutex}, false},
+	{durationAxis, func(d *Design) *uint8 { return (*uint8)(&d.Duration) }, []LockKind{LockLease}, false},
 	{bugAxis, func(d *Design) *uint8 { return (*uint8)(&d.Bug) }, nil, false},
 	{partitionAxis, func(d *Design) *uint8 { return (*uint8)(&d.Partition) }, nil, false},
 	{pauseAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.PauseAt) }, nil, true},
@@ -572,7 +585,7 @@ var intParams = []intParam{
 	{"fsync", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.FsyncTicks }, "persist=1: the append-only file is fsynced every N ticks (1: appendfsync everysec), a crash loses the writes since (the key and the fence counter apart); 0: every write (appendfsync always)", []LockKind{LockRedis, LockReplica}},
 	{"jumps", 0, 2, 0, func(d *Design) *int { return &d.ClockJumps }, "fault budget: lock-node clock jumps (redis, replica, redlock)", []LockKind{LockRedis, LockReplica, LockRedlock}},
 	{"jump", 1, MaxWaitTicks, 5, func(d *Design) *int { return &d.JumpTicks }, "ticks a node's clock jumps forward", []LockKind{LockRedis, LockReplica, LockRedlock}},
-	{"renew", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.RenewTicks }, "watchdog/keep-alive: extend the TTL every k ticks (0: none)", []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock}},
+	{"renew", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.RenewTicks }, "watchdog/keep-alive: extend the TTL every k ticks (0: none); lease: the retry period (RetryPeriod)", []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock, LockLease}},
 	{"session", 1, MaxWaitTicks, 10, func(d *Design) *int { return &d.SessionTicks }, "zookeeper: session timeout in ticks; etcd-mutex: its session's lease TTL (concurrency.WithTTL)", []LockKind{LockZooKeeper, LockEtcdMutex}},
 	{"delays", 0, 3, 0, func(d *Design) *int { return &d.Delays }, "fault budget: requests held in the network (delay-at= says which)", nil},
 	{"max-delay", 1, MaxWaitTicks, 15, func(d *Design) *int { return &d.MaxDelayTicks }, "longest network delay of a request", nil},
@@ -588,6 +601,10 @@ var intParams = []intParam{
 	{"counter-crashes", 0, 2, 0, func(d *Design) *int { return &d.CounterCrashes }, "fault budget: the external fencing counter's node crashes and restarts empty (counter=external)", nil},
 	{"ack-timeout", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.AckTimeoutTicks }, "ack=wait: WAIT's timeout in ticks from the acquire; a timed-out WAIT returns 0 and the client goes on (0: wait for ever)", []LockKind{LockReplica}},
 	{"stale-reads", 0, 2, 0, func(d *Design) *int { return &d.StaleReads }, "fault budget: reads served by the storage's lagging replica (writes still go to the primary)", nil},
+	{"deadline", 1, MaxWaitTicks, 7, func(d *Design) *int { return &d.RenewDeadlineTicks }, "lease: the renew deadline (RenewDeadline): the leader gives up if it cannot renew within it, by its own clock", []LockKind{LockLease}},
+	{"lease-b", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.LeaseBTicks }, "lease: candidate B's own configured lease duration (0: ttl, as the other candidates')", []LockKind{LockLease}},
+	{"deadline-b", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.DeadlineBTicks }, "lease: candidate B's own renew deadline (0: deadline, as the other candidates')", []LockKind{LockLease}},
+	{"rate-b", 50, 200, 100, func(d *Design) *int { return &d.RateB }, "lease: candidate B's clock rate, in percent of real time", []LockKind{LockLease}},
 }
 
 // kindReleases and kindFences restrict the path parts by lock service.
@@ -596,6 +613,7 @@ var kindReleases = map[LockKind][]ReleaseMode{
 	LockZooKeeper: {ReleaseCAD},
 	LockDB:        {ReleaseCAD},
 	LockEtcdMutex: {ReleaseDel, ReleaseCAD}, // Unlock's delete by name, or fenced on the create revision
+	LockLease:     {ReleaseCAD},             // ReleaseOnCancel: a CAS to an empty holder
 }
 
 // Redlock hands out no fencing token (its nodes share no counter), and a
@@ -795,6 +813,9 @@ func (d Design) Validate() error {
 	}
 	if d.Counter == CounterExternal && inTx(&d) {
 		return designErr("counter=external does not apply to db with tx=inside: its writes go through the lock's transaction, which checks no token (use tx=outside)")
+	}
+	if err := d.leaseApplies(); err != nil {
+		return err
 	}
 	return d.faultsApply()
 }

@@ -240,7 +240,9 @@ func budgetText(d *Design, f Fault) string {
 
 // usesClientClock reports whether a client ever reads its own clock: for
 // its validity (check=validity) or Redlock's validity after the votes.
-func usesClientClock(d *Design) bool { return d.Check == CheckValidity || d.Lock == LockRedlock }
+func usesClientClock(d *Design) bool {
+	return d.Check == CheckValidity || d.Lock == LockRedlock || d.Lock == LockLease
+}
 
 // partitionGroups is how many groups "A partition K" may name.
 func partitionGroups(d *Design) int {

@@ -36,9 +36,9 @@ func firstPhase(d *Design) Phase {
 // its last release, now marked as sent by an earlier job.
 func nextJob(d *Design, c *Client) {
 	old := *c
-	*c = Client{Phase: firstPhase(d), Flags: FlagStarted | old.Flags&(FlagOldSide|FlagStrayDel), Job: old.Job + 1, Cut: old.Cut, Group: old.Group, Stray: old.Stray, Marks: old.Marks & MarkRestarts}
+	*c = Client{Phase: firstPhase(d), Flags: FlagStarted | old.Flags&(FlagOldSide|FlagStrayDel), Job: old.Job + 1, Cut: old.Cut, Group: old.Group, Stray: old.Stray, Marks: old.Marks & (MarkRestarts | MarkConfigB)}
 	if old.Stray != 0 {
-		c.Marks = old.Marks | MarkStrayOld
+		c.Marks = old.Marks&^MarkCancelled | MarkStrayOld
 	}
 }
 

@@ -89,19 +89,28 @@ func TestBadDesignNames(t *testing.T) {
 		"zookeeper/cad/none/plain,jobs=2,value=process":            "value=process applies only to locks redis, replica and etcd",
 		"redis/del/none/plain,jobs=2,value=process":                "value=process needs release=cad",
 		"redis/cad/none/plain,jobs=2,value=process":                "it needs delays ≥ 1, timeout ≥ 1 and delay-at=release",
-		"redis/cad/none/plain,jobs=2,value=process,delays=1,timeout=3,delay-at=read": "it needs delays ≥ 1, timeout ≥ 1 and delay-at=release",
-		"redis/cad/none/plain,jobs=2,delays=1,timeout=3":                             "a late first copy of a write would outlive its job",
-		"redis/cad/none/plain,jobs=9":                                                "jobs=\"9\": want a whole number from 1 to 8",
-		"redis/cad/none/plain,value=thread":                                          `unknown value "thread"`,
-		"zookeeper/cad/none/plain,restarts=1":                                        "restarts does not apply to lock zookeeper",
-		"redis/cad/none/plain,restarts=1,delays=1,timeout=3":                         "a late first copy of a write would outlive its process",
-		"redis/cad/none/plain,restarts=3":                                            "restarts=\"3\": want a whole number from 0 to 2",
-		"etcd-mutex/get-del/none/plain":                                              "release get-del is not available for lock etcd-mutex (allowed: del, cad)",
-		"etcd-mutex/del/none/plain,renew=3":                                          "renew does not apply to lock etcd-mutex",
-		"etcd-mutex/del/none/plain,lock-delay=3":                                     "lock-delay does not apply to lock etcd-mutex",
-		"etcd-mutex/del/none/plain,restarts=1":                                       "restarts does not apply to lock etcd-mutex: the crashed process's key lives on",
-		"etcd-mutex/del/none/plain,session-check=maybe":                              `unknown session-check "maybe" (allowed: get, none)`,
-		"redis/cad/none/plain,session-check=none":                                    "session-check does not apply to lock redis",
+		"redis/cad/none/plain,jobs=2,value=process,delays=1,timeout=3,delay-at=read":        "it needs delays ≥ 1, timeout ≥ 1 and delay-at=release",
+		"redis/cad/none/plain,jobs=2,delays=1,timeout=3":                                    "a late first copy of a write would outlive its job",
+		"redis/cad/none/plain,jobs=9":                                                       "jobs=\"9\": want a whole number from 1 to 8",
+		"redis/cad/none/plain,value=thread":                                                 `unknown value "thread"`,
+		"zookeeper/cad/none/plain,restarts=1":                                               "restarts does not apply to lock zookeeper",
+		"redis/cad/none/plain,restarts=1,delays=1,timeout=3":                                "a late first copy of a write would outlive its process",
+		"redis/cad/none/plain,restarts=3":                                                   "restarts=\"3\": want a whole number from 0 to 2",
+		"etcd-mutex/get-del/none/plain":                                                     "release get-del is not available for lock etcd-mutex (allowed: del, cad)",
+		"etcd-mutex/del/none/plain,renew=3":                                                 "renew does not apply to lock etcd-mutex",
+		"etcd-mutex/del/none/plain,lock-delay=3":                                            "lock-delay does not apply to lock etcd-mutex",
+		"etcd-mutex/del/none/plain,restarts=1":                                              "restarts does not apply to lock etcd-mutex: the crashed process's key lives on",
+		"etcd-mutex/del/none/plain,session-check=maybe":                                     `unknown session-check "maybe" (allowed: get, none)`,
+		"redis/cad/none/plain,session-check=none":                                           "session-check does not apply to lock redis",
+		"lease/cad/none/plain":                                                              "lock lease needs renew ≥ 1",
+		"lease/del/none/plain,renew=2":                                                      "release del is not available for lock lease (allowed: cad)",
+		"lease/cad/none/plain,renew=2,deadline=2":                                           "client-go requires LeaseDuration > RenewDeadline > RetryPeriod",
+		"lease/cad/none/plain,renew=2,lease-b=5":                                            "candidate B's lease duration 5, renew deadline 7",
+		"lease/cad/none/plain,renew=2,rate-b=300":                                           "rate-b=\"300\": want a whole number from 50 to 200",
+		"lease/cad/none/plain,renew=2,rate-b=200,horizon=120,client-jumps=1,client-jump=20": "candidate B's clock would pass 250 ticks",
+		"lease/cad/none/plain,renew=2,clients=1,rate-b=150":                                 "they need clients ≥ 2",
+		"redis/cad/none/plain,deadline=5":                                                   "deadline does not apply to lock redis",
+		"lease/cad/none/plain,renew=2,node-crashes=1":                                       "node-crashes does not apply to lock lease",
 	}
 	for name, want := range cases {
 		_, err := ParseDesign(name)
@@ -119,6 +128,7 @@ func FuzzParseDesign(f *testing.F) {
 		"redis/cad/rw/max-token,storage-failovers=1", "redis/cad/none/cas,stale-reads=2", "db/cad/none/plain,stale-reads=1", "redis/cad/rw/max-token,storage-failovers=2",
 		"redlock/cad/rw/max-token,counter=external,counter-crashes=1", "db/cad/write/cond-update,tx=outside,counter=external", "redlock/cad/none/plain,counter=service", "redlock/cad/none/plain,renew=3,quorum=all", "redis/cad/none/plain,lock-delay=8", "etcd/cad/none/plain,lock-delay=5,renew=3", "zookeeper/cad/none/plain,lock-delay=3",
 		"redis/cad/none/plain,watchdog=thread,renew=3,hangs=1", "redis/cad/none/plain,watchdog=thread", "redis/cad/none/plain,hangs=1",
+		"lease/cad/none/plain,renew=2", "lease/cad/rw/max-token,renew=2,duration=own,lease-b=5,deadline-b=3", "lease/cad/none/plain,renew=2,rate-b=50,client-jumps=1", "lease/cad/none/plain", "lease/cad/none/plain,renew=2,deadline=2",
 		"etcd-mutex/del/none/plain", "etcd-mutex/cad/rw/max-token,session=6", "etcd-mutex/del/none/plain,session-check=none,pause-at=acquire", "etcd-mutex/get-del/none/plain", "etcd-mutex/del/none/plain,session-check=", "etcd-mutex/del/none/plain,clients=2,jobs=2,pauses=0,delays=1,timeout=3,delay-at=release",
 		"redis/cad/none/plain,watchdog=sidecar,renew=3", "redis/cad/none/plain,watchdog=sidecar,pauses=0,crashes=1,renew=3", "redis/cad/none/plain,watchdog=sidecar,renew=3,restarts=1", "zookeeper/cad/none/plain,watchdog=sidecar",
 		"redis/cad/rw/max-token,node-crashes=1,persist=1,fsync=1", "replica/cad/rw/cond-update,node-crashes=1,persist=1,fsync=3", "redis/cad/rw/max-token,fsync=1", "redlock/cad/none/plain,node-crashes=1,persist=1,fsync=1",
@@ -148,7 +158,7 @@ func FuzzParseScenario(f *testing.F) {
 		text, _ := scenarioFiles.ReadFile("scenarios/demo" + string(rune('0'+n)) + ".txt")
 		f.Add(string(text))
 	}
-	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "sidecar-pause", "sidecar-crash", "everysec-key", "everysec-token", "late-release-process", "late-release-job", "restart", "restart-set-expire", "starvation", "replica-wait-timeout", "etcd-mutex-waiter", "etcd-mutex-no-get", "etcd-mutex-late-unlock", "etcd-mutex-fenced-unlock"} {
+	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "sidecar-pause", "sidecar-crash", "everysec-key", "everysec-token", "late-release-process", "late-release-job", "restart", "restart-set-expire", "starvation", "replica-wait-timeout", "etcd-mutex-waiter", "etcd-mutex-no-get", "etcd-mutex-late-unlock", "etcd-mutex-fenced-unlock", "lease-pause", "lease-own-duration", "lease-clock-rate"} {
 		text, _ := scenarioFiles.ReadFile("scenarios/" + n + ".txt")
 		f.Add(string(text))
 	}

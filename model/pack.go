@@ -126,16 +126,17 @@ func clientFields(d *Design, wide bool) []field {
 	}
 	redlock := d.Lock == LockRedlock
 	add(d.Storage == StorageCAS, unsafe.Offsetof(c.Version))
-	add(redlock, unsafe.Offsetof(c.Votes))
-	add(redlock, unsafe.Offsetof(c.Asked))
-	add(redlock || sessionQueue(d) || d.Check == CheckValidity || d.AckTimeoutTicks > 0, unsafe.Offsetof(c.Since))
+	lease := d.Lock == LockLease
+	add(redlock || lease, unsafe.Offsetof(c.Votes))
+	add(redlock || lease, unsafe.Offsetof(c.Asked))
+	add(redlock || lease || sessionQueue(d) || d.Check == CheckValidity || d.AckTimeoutTicks > 0, unsafe.Offsetof(c.Since))
 	add(d.RenewTicks > 0 || sessionQueue(d), unsafe.Offsetof(c.Timer))
 	add(d.Partitions > 0, unsafe.Offsetof(c.Cut))
 	add(d.Partitions > 0, unsafe.Offsetof(c.Group))
 	add(d.ClientJumps > 0, unsafe.Offsetof(c.Skew))
 	add(d.TimeoutTicks > 0, unsafe.Offsetof(c.Stray))
 	add(tracksValues(d), unsafe.Offsetof(c.Job))
-	add(tracksValues(d), unsafe.Offsetof(c.Marks))
+	add(tracksValues(d) || lease, unsafe.Offsetof(c.Marks))
 	return fs
 }
 
@@ -156,7 +157,7 @@ func restFields(d *Design, wide bool) []field {
 	add(d.Storage == StorageCAS, unsafe.Offsetof(s.Store)+unsafe.Offsetof(s.Store.Version), 1)
 	add(false, unsafe.Offsetof(s.Store)+unsafe.Offsetof(s.Store.Reserved), 1)
 	add(d.StorageFailovers > 0 || d.StaleReads > 0, unsafe.Offsetof(s.StoreCopy), unsafe.Sizeof(s.StoreCopy))
-	add(externalCounter(d), unsafe.Offsetof(s.CounterFence), 2)
+	add(externalCounter(d) || d.Lock == LockLease, unsafe.Offsetof(s.CounterFence), 2) // lease: leaseTransitions
 	for f := Fault(0); f < numUsed; f++ {
 		add(f.Budget(d) > 0, unsafe.Offsetof(s.Used)+uintptr(f), 1)
 	}

@@ -123,10 +123,17 @@ func starved(d *Design, s *State) int {
 // PropertiesFor is every property that applies to design d: Properties,
 // and Starvation when its clients run several jobs each.
 func PropertiesFor(d *Design) []Property {
-	if d.Jobs < 2 {
+	if d.Jobs < 2 && d.Lock != LockLease {
 		return Properties
 	}
-	return append(append([]Property(nil), Properties...), Starvation)
+	ps := append([]Property(nil), Properties...)
+	if d.Lock == LockLease {
+		ps = append(ps, Grace) // lock_lease.go
+	}
+	if d.Jobs >= 2 {
+		ps = append(ps, Starvation)
+	}
+	return ps
 }
 
 // believers counts the clients that believe they hold the lock and are
@@ -211,7 +218,7 @@ func forgotten(d *Design, s *State, i int) bool {
 
 // PropertyByName finds a property (Starvation too).
 func PropertyByName(name string) (Property, bool) {
-	for _, p := range append(Properties[:len(Properties):len(Properties)], Starvation) {
+	for _, p := range append(Properties[:len(Properties):len(Properties)], Starvation, Grace) {
 		if p.Name == name {
 			return p, true
 		}
@@ -219,13 +226,14 @@ func PropertyByName(name string) (Property, bool) {
 	return Property{}, false
 }
 
-// PropertyNames lists the names, in order, Starvation last.
+// PropertyNames lists the names, in order, Starvation and the lease's Grace
+// last.
 func PropertyNames() []string {
-	names := make([]string, 0, len(Properties)+1)
+	names := make([]string, 0, len(Properties)+2)
 	for _, p := range Properties {
 		names = append(names, p.Name)
 	}
-	return append(names, Starvation.Name)
+	return append(names, Starvation.Name, Grace.Name)
 }
 
 // ParsePropertiesFor is ParseProperties for design d: "all" gives

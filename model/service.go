@@ -76,7 +76,9 @@ func heldNodes(d *Design, s *State, i int) int {
 // singleKey reports whether the lock is one key on one node that clients
 // use (redis, replica, etcd, db), as opposed to Redlock's votes and
 // ZooKeeper's queue of nodes.
-func singleKey(d *Design) bool { return d.Lock != LockRedlock && !sessionQueue(d) }
+func singleKey(d *Design) bool {
+	return d.Lock != LockRedlock && !sessionQueue(d) && d.Lock != LockLease
+}
 
 // sessionQueue reports whether the lock is a queue of the clients' own
 // nodes, each living with its client's session (ZooKeeper): the lowest
@@ -115,6 +117,8 @@ func acquire(d *Design, s *State, i int, ev *Event) {
 		zkAcquire(d, s, i, ev)
 	case LockEtcdMutex:
 		emAcquire(d, s, i, ev)
+	case LockLease:
+		leaseAcquire(d, s, i, ev)
 	default: // redis, replica, etcd, db: one key on node 0
 		keyAcquire(d, s, i, ev)
 	}
@@ -129,6 +133,8 @@ func release(d *Design, s *State, i int, ev *Event) {
 		zkRelease(d, s, i, ev)
 	case LockDB:
 		dbRelease(d, s, i, ev)
+	case LockLease:
+		leaseRelease(d, s, i, ev)
 	default: // redis, replica, etcd: one key on node 0
 		keyRelease(d, s, i, ev)
 	}
@@ -137,11 +143,14 @@ func release(d *Design, s *State, i int, ev *Event) {
 // renew is client i's watchdog renewal (redis, replica, redlock) or
 // keep-alive (etcd).
 func renew(d *Design, s *State, i int, ev *Event) {
-	if d.Lock == LockRedlock {
+	switch d.Lock {
+	case LockRedlock:
 		redlockRenew(d, s, i, ev)
-		return
+	case LockLease:
+		leaseRenew(d, s, i, ev)
+	default:
+		keyRenew(d, s, i, ev)
 	}
-	keyRenew(d, s, i, ev)
 }
 
 // unlock frees node 0's lock and wakes every waiting client.
@@ -236,7 +245,7 @@ func nodeRestarted(d *Design, s *State) {
 
 // stuckFree reports whether the service always frees a lock by itself
 // (sessions, idle timeouts), so that progress can never be stuck on a key.
-func stuckFree(d *Design) bool { return sessionQueue(d) || d.Lock == LockDB }
+func stuckFree(d *Design) bool { return sessionQueue(d) || d.Lock == LockDB || d.Lock == LockLease }
 
 // ServiceFacts are a lock service's words: one row of data per service,
 // next to its lock_*.go, read by the story, the timeline, the page
@@ -266,7 +275,7 @@ type ServiceFacts struct {
 var services = [numLockKinds]ServiceFacts{
 	LockRedis: redisService, LockReplica: replicaService, LockRedlock: redlockService,
 	LockEtcd: etcdService, LockZooKeeper: zookeeperService, LockDB: dbService,
-	LockEtcdMutex: etcdMutexService,
+	LockEtcdMutex: etcdMutexService, LockLease: leaseService,
 }
 
 // Service is the words of lock service k.
@@ -307,6 +316,8 @@ func describeAcquire(d *Design, st *StepRecord) string {
 		return describeEtcdAcquire(d, st)
 	case LockEtcdMutex:
 		return describeEtcdMutexAcquire(d, st)
+	case LockLease:
+		return describeLeaseAcquire(d, st)
 	}
 	return describeKeyAcquire(d, st)
 }
@@ -322,6 +333,8 @@ func describeRelease(d *Design, st *StepRecord) string {
 		return describeEtcdRelease(&st.Event)
 	case LockEtcdMutex:
 		return describeEtcdMutexRelease(d, &st.Event)
+	case LockLease:
+		return describeLeaseRelease(&st.Event)
 	case LockRedlock:
 		s = describeRedlockRelease(d, st)
 	default:
@@ -342,6 +355,8 @@ func describeRenew(d *Design, st *StepRecord) string {
 	switch d.Lock {
 	case LockEtcd:
 		return describeKeepAlive(d, st)
+	case LockLease:
+		return describeLeaseRenew(d, st)
 	case LockRedlock:
 		return describeRedlockRenew(d, ev)
 	}

@@ -147,6 +147,9 @@ func Init(d *Design) State {
 	if externalCounter(d) {
 		s.CounterFence = uint16(d.FirstToken - 1)
 	}
+	if d.Lock == LockLease {
+		leaseInit(d, &s)
+	}
 	return s
 }
 

@@ -548,6 +548,9 @@ func clientStep(d *Design, s *State, a Action, ev *Event) {
 func check(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	left := validityLeft(d, s, c)
+	if d.Lock == LockLease { // its leader context, not a validity
+		left = leaseCheck(c)
+	}
 	ev.Value = uint8(max(left, 0))
 	ev.Result = ResNoop
 	if left > 0 {
