@@ -82,7 +82,9 @@ func marks(t *testing.T, ctx context.Context) []string {
 
 func propStatus(t *testing.T, ctx context.Context, name string) string {
 	t.Helper()
-	return get(t, ctx, chromedp.Text(sel(fmt.Sprintf(`#properties tr[data-property="%s"] td.status`, name))))
+	// asked by script, not by chromedp's DOM mirror, whose node ids can
+	// lag a navigation ("No node with given id found" under load)
+	return get(t, ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector('#properties tr[data-property="%s"] td.status').innerText.trim()`, name)))
 }
 
 // TestExplorerInBrowser drives the explorer page in a real headless
