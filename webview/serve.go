@@ -201,8 +201,10 @@ func load(r *http.Request, rest string) (*state, error) {
 	// the run to step at, recorded; the steps after it (the forward part)
 	// only checked to be enabled one after another
 	run, err := model.Replay(&sc.Design, sc.Trace[:at])
-	if err == nil && !replays(&sc.Design, run.Final, sc.Trace[at:]) {
-		err = replayError(sc)
+	if err == nil {
+		if _, ok := replay(&sc.Design, run.Final, sc.Trace[at:]); !ok {
+			err = replayError(sc)
+		}
 	}
 	if err != nil {
 		return nil, refuse(http.StatusBadRequest, "%v", err)
@@ -233,19 +235,12 @@ func locate(r *http.Request, rest string) (*Schedule, int, error) {
 // to replays the run).
 func stateAt(sc *Schedule, at int) (model.State, error) {
 	d := &sc.Design
-	s := model.Init(d)
-	var ev model.Event
-	for k, a := range sc.Trace {
-		if k == at {
-			if !replays(d, s, sc.Trace[at:]) {
-				return s, replayError(sc)
-			}
-			break
-		}
-		if !model.Enabled(d, &s, a) {
-			return s, replayError(sc)
-		}
-		model.StepTo(d, &s, a, &ev)
+	s, ok := replay(d, model.Init(d), sc.Trace[:at])
+	if ok {
+		_, ok = replay(d, s, sc.Trace[at:])
+	}
+	if !ok {
+		return s, replayError(sc)
 	}
 	return s, nil
 }
@@ -257,14 +252,15 @@ func replayError(sc *Schedule) error {
 	return err
 }
 
-// replays says whether trace replays from s, each step enabled in turn.
-func replays(d *model.Design, s model.State, trace []model.Action) bool {
+// replay steps trace from s, each step checked to be enabled in turn,
+// and returns the state it reaches; false if a step is not enabled.
+func replay(d *model.Design, s model.State, trace []model.Action) (model.State, bool) {
 	var ev model.Event
 	for _, a := range trace {
 		if !model.Enabled(d, &s, a) {
-			return false
+			return s, false
 		}
 		model.StepTo(d, &s, a, &ev)
 	}
-	return true
+	return s, true
 }
