@@ -261,6 +261,9 @@ func TestBrowserScreenshot(t *testing.T) {
 	if *screenshot != "" {
 		require.NoError(t, os.WriteFile(*screenshot, data, 0o644))
 		t.Logf("wrote %s (%d bytes)", *screenshot, len(data))
+		if filepath.Base(*screenshot) == "demo2-timeline.png" {
+			writeSum(t, "demo2-timeline.png") // TestScreenshotsCurrent's record of what it shows
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"image/png"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -234,6 +235,9 @@ func TestExplorerBadInputInBrowser(t *testing.T) {
 	}
 }
 
+// explorerShotAt is the step of demo2 that the explorer's screenshot shows.
+const explorerShotAt = 46
+
 // TestExplorerScreenshot: the explorer at demo2's ✗ (step 46), with the
 // shortest lost update from there found, as the README shows it
 // (-explorer-screenshot=FILE keeps the PNG; the README's is made with
@@ -244,7 +248,7 @@ func TestExplorerScreenshot(t *testing.T) {
 	require.NoError(t, err)
 	ctx, base := browse(t, ExplorerConfig{Design: "demo2"})
 	row := `#properties tr[data-property="no-lost-update"]`
-	do(t, ctx, chromedp.Navigate(base+PageURL("demo2", dm.Scenario.Trace, 46)), at(46),
+	do(t, ctx, chromedp.Navigate(base+PageURL("demo2", dm.Scenario.Trace, explorerShotAt)), at(explorerShotAt),
 		chromedp.Click(sel(row+" button.search")), chromedp.WaitReady(sel(row+"[data-search-status]")))
 	require.Equal(t, "3", attr(t, ctx, row, "data-search-steps"))
 	data := get(t, ctx, chromedp.FullScreenshot(100))
@@ -269,6 +273,9 @@ func TestExplorerScreenshot(t *testing.T) {
 	if *explorerShot != "" {
 		require.NoError(t, os.WriteFile(*explorerShot, data, 0o644))
 		t.Logf("wrote %s (%d bytes)", *explorerShot, len(data))
+		if filepath.Base(*explorerShot) == "demo2-explorer.png" {
+			writeSum(t, "demo2-explorer.png") // TestScreenshotsCurrent's record of what it shows
+		}
 	}
 }
 
