@@ -236,4 +236,19 @@ func TestRenewalThatSavesIsAWitness(t *testing.T) {
 	// a renewer outside the worker's process outlives the worker's pause
 	sidecar := checkName(t, "redis/cad/none/plain,renew=3,clients=2,watchdog=sidecar")
 	require.True(t, sidecar.Coverage.RenewSaved)
+
+	// Redlock's watchdog is put to the test when, without its extension,
+	// fewer than a quorum of its keys would outlive the worker's next
+	// step (before: never, so a slow job's exclusive was called vacuous)
+	quorum := checkName(t, "redlock/cad/none/plain,pauses=0,slow=1,renew=3,clients=2")
+	require.True(t, quorum.Coverage.RenewSaved)
+	for _, p := range []string{"exclusive", "mutex", "no-lost-update"} {
+		res, _ := quorum.Result(p)
+		require.Equal(t, Holds, res.Status, p)
+		require.Empty(t, res.Vacuous, p)
+	}
+	quorumNotNeeded := checkName(t, "redlock/cad/none/plain,pauses=0,slow=1,slow-work=5,renew=3,clients=2")
+	require.False(t, quorumNotNeeded.Coverage.RenewSaved)
+	res, _ = quorumNotNeeded.Result("exclusive")
+	require.NotEmpty(t, res.Vacuous)
 }

@@ -14,10 +14,16 @@ func redlockRenew(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	c.Take(d, ActRenew, Reply{}, s.Now) // its next renewal, whatever this one does
 	me := uint8(i + 1)
-	n := 0
+	n, kept := 0, 0 // keys extended; keys that outlive the worker's next step without this renewal
 	for k := 0; k < d.Nodes; k++ {
 		key := &s.Nodes[k]
-		if key.Owner == me && key.Back == 0 && reach(d, s, i, k) {
+		if key.Owner != me || key.Back != 0 {
+			continue
+		}
+		if key.Exp == 0 || c.Ready == 0 || key.Exp > c.Ready {
+			kept++
+		}
+		if reach(d, s, i, k) {
 			key.Exp = keyEnd(d, s.Now)
 			n++
 		}
@@ -29,6 +35,11 @@ func redlockRenew(d *Design, s *State, i int, ev *Event) {
 	ev.Value = uint8(n)
 	if n >= need {
 		ev.Result = ResOK
+		if kept < need {
+			// without this renewal the quorum is gone before the
+			// worker's next step: the watchdog is put to the test and holds
+			ev.Flags |= EvRenewSaved
+		}
 	} else {
 		ev.Result = ResNoop
 	}
