@@ -40,9 +40,9 @@ var screenshots = map[string]string{
 }
 
 // screenshotSource is what the page of screenshot name is made of: the
-// bytes the browser was given, and for the explorer the search answer the
-// screenshot shows (its progress lines and its seconds left out: they are
-// timing, not content).
+// bytes the browser was given: for the explorer its page, its style sheet
+// and script, and the search answer the screenshot shows (its progress
+// lines and its seconds left out: they are timing, not content).
 func screenshotSource(t *testing.T, name string) []byte {
 	t.Helper()
 	switch name {
@@ -69,7 +69,13 @@ func screenshotSource(t *testing.T, name string) []byte {
 			}
 		}
 		require.NotNil(t, result, "the search gave no result")
-		return append(page.Body.Bytes(), result...)
+		src := append(page.Body.Bytes(), result...)
+		for _, asset := range []string{"/assets/explorer.css", "/assets/explorer.js"} {
+			rec := getURL(t, ex, asset)
+			require.Equal(t, 200, rec.Code, asset)
+			src = append(src, rec.Body.Bytes()...)
+		}
+		return src
 	}
 	t.Fatalf("no screenshot %q", name)
 	return nil
