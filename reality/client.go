@@ -39,6 +39,8 @@ type client struct {
 	net *netHold // the client's proxies: a pause holds its traffic
 	// noHold: planted bug: a pause does not hold the traffic
 	noHold bool
+	// crashLives: planted bug: a crash leaves the library's goroutines running
+	crashLives bool
 	// since is when it sent its last acquire, by the real clock
 	// (check=validity and Redlock's count measure what is left from it)
 	since time.Time
@@ -152,7 +154,10 @@ func (c *client) do(ctx context.Context, o order) reply {
 	case model.ActSlow:
 		c.m.Slow()
 	case model.ActCrash:
-		c.lk.crashed(c)
+		// the process dies: what its library runs by itself dies with it
+		if !c.crashLives {
+			c.lk.crashed(c)
+		}
 		c.m.Crash()
 	case model.ActDelay:
 		// the write is sent, and the network holds it until it arrives

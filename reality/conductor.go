@@ -84,6 +84,7 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 		}
 		clients[i] = newClient(i, d, clk, lk, obs, h, p.PX)
 		clients[i].noHold = opts.plant.noHold
+		clients[i].crashLives = opts.plant.crashLives
 		defer clients[i].close()
 		if err := lk.connect(ctx); err != nil {
 			return nil, err

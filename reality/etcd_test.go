@@ -34,7 +34,7 @@ func TestEtcdLeaseLock(t *testing.T) {
 		fence bool
 	}{{"testdata/etcd-pause.txt", false}, {"testdata/etcd-pause-fenced.txt", true}} {
 		t.Run(c.file, func(t *testing.T) {
-			cmp := reproduce(t, etcdInput(t, c.file), Options{LockDB: 10, StoreDB: 11})
+			cmp := reproduce(t, etcdInput(t, c.file), Options{LockDB: 14, StoreDB: 15})
 			if !cmp.Agree {
 				t.Fatalf("reality differs from the model:\n%s", cmp.Text())
 			}

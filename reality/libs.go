@@ -291,6 +291,16 @@ func (l *etcdMutexLock) renew(context.Context) (bool, string, error) {
 	return false, "", errors.New("etcd Mutex: no renew step (the session renews by itself)")
 }
 
+// crashed ends the session's keep-alive as the death of the process
+// would, and leaves its lease to run out: Session.Orphan cancels the
+// context that Lessor.KeepAlive registered (keepAliveCtxCloser then drops
+// the lease from sendKeepAliveLoop's list, which sends one every TTL/3,
+// recvKeepAlive), and revokes nothing (Session.Close would). Without it a
+// "crashed" client's goroutine would renew its lease for the rest of the
+// run, and its key would never expire (client/v3 v3.6.16:
+// concurrency/session.go NewSession, Orphan; lease.go).
+func (l *etcdMutexLock) crashed() { l.s.Orphan() }
+
 func (l *etcdMutexLock) close() {
 	l.s.Orphan() // stop the keep-alive; the lease is revoked below, bounded
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)

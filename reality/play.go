@@ -66,6 +66,9 @@ type plant struct {
 	delaySeq int             // the conductor holds this step back …
 	delay    time.Duration   // … this long (a machine too slow for the tick)
 	noHold   bool            // a pause freezes the caller only, not its library's goroutines
+	// crashLives: a crash ends the caller only, and its library's
+	// goroutines go on (etcd's session keeps renewing its lease)
+	crashLives bool
 }
 
 // Obs is one step of the schedule as it happened on the real servers.

@@ -99,6 +99,16 @@ type etcdLockConn struct {
 
 func (l *etcdLockConn) connect(ctx context.Context) error { return l.connectStore(ctx, l.i) }
 
+// crashed: a dead process renews nothing. lockcheck's own etcd client
+// renews only at the schedule's renew steps; etcd's Mutex renews its
+// session's lease from a goroutine of its own, which must end with the
+// process (etcdMutexLock.crashed).
+func (l *etcdLockConn) crashed(*client) {
+	if m, ok := l.lib.(*etcdMutexLock); ok {
+		m.crashed()
+	}
+}
+
 func (l *etcdLockConn) close() {
 	if l.lib != nil {
 		l.lib.close()
