@@ -41,11 +41,28 @@ type client struct {
 	noHold bool
 	// crashLives: planted bug: a crash leaves the library's goroutines running
 	crashLives bool
+	// noReplyHold: planted bug: a held acquire reply is not held
+	noReplyHold bool
 	// since is when it sent its last acquire, by the real clock
 	// (check=validity and Redlock's count measure what is left from it)
 	since time.Time
 	px    time.Duration // the TTL it sends
+	// held is the acquire whose reply the network holds (delay-at=acquire):
+	// sent at tick heldAt, answered on held once the reply is let through
+	held   chan heldReply
+	heldAt uint8
 }
+
+// heldReply is the answer to an acquire whose reply was held.
+type heldReply struct {
+	r   model.Reply
+	ob  Obs
+	err error
+}
+
+// replyHolder is a lock whose acquire's reply the client's proxy can hold:
+// upstream is the server its acquire goes to.
+type replyHolder interface{ lockUpstream() string }
 
 // order tells a client to take its next step (or to suffer a fault) at
 // tick now.
@@ -70,6 +87,7 @@ func newClient(i int, d *model.Design, clk *clock, lk realLock, obs looker, h *n
 func (c *client) close() {
 	if c.net != nil {
 		c.net.resume() // a client still paused must not hold its own closing
+		c.net.resumeReplies()
 		defer c.net.close()
 	}
 	c.lk.close()
@@ -133,6 +151,9 @@ func (c *client) busy(o order) string {
 // tick is the start of tick now for the client: a pause that ends now
 // lets its held traffic through.
 func (c *client) tick(now int) {
+	if c.held != nil && c.m.Flags&model.FlagReply != 0 && int(c.m.Ready) == now {
+		c.net.resumeReplies() // the held acquire reply arrives
+	}
 	if c.m.Tick(uint8(now)) && c.net != nil {
 		c.net.resume()
 	}
@@ -160,7 +181,12 @@ func (c *client) do(ctx context.Context, o order) reply {
 		}
 		c.m.Crash()
 	case model.ActDelay:
+		if c.m.Next(c.d) == model.ActAcquire {
+			r.err = c.holdAcquire(ctx, &r.obs, now, o.a.Arg)
+			break
+		}
 		// the write is sent, and the network holds it until it arrives
+		r.obs.Held = model.ActWrite
 		tok := c.token(false)
 		r.obs.Value, r.obs.Token = int(c.m.Read)+1, tok
 		c.m.DelayWrite(now, o.a.Arg)
@@ -196,6 +222,9 @@ func (c *client) program(ctx context.Context, ob *Obs, now uint8) error {
 	}
 	k := c.m.Next(d)
 	ob.Took = k
+	if k == model.ActArrive && c.m.Flags&model.FlagReply != 0 {
+		return c.arriveAcquire(ctx, ob, now)
+	}
 	c.m.Flags |= model.FlagStarted
 	var r model.Reply
 	var err error
@@ -237,6 +266,9 @@ func (c *client) program(ctx context.Context, ob *Obs, now uint8) error {
 			return err
 		}
 		r, err = c.lk.write(ctx, c, int(c.m.Read)+1, c.token(false), int(c.m.Version), ob)
+		if k == model.ActArrive {
+			ob.Held = model.ActWrite
+		}
 		k = model.ActWrite
 	case model.ActRelease, model.ActDel:
 		r, err = c.lk.release(ctx, c, k, ob)
@@ -251,6 +283,84 @@ func (c *client) program(ctx context.Context, ob *Obs, now uint8) error {
 		if t.Unlock != 0 {
 			return c.lk.unlock(ctx, c, t.Unlock)
 		}
+	}
+	return nil
+}
+
+// holdAcquire is an acquire whose reply the network holds for p ticks
+// (delay-at=acquire on a single-key lock): the client sends it at once,
+// the server applies it, and the client's proxy holds the reply until
+// tick now+p, so that the TTL runs while the client does not know it
+// holds the lock (model: fault_network.go, delay). The client, a library
+// included, is left waiting in its call; the conductor goes on once the
+// server has answered, and the observer looks at the key.
+func (c *client) holdAcquire(ctx context.Context, ob *Obs, now, p uint8) error {
+	rh, ok := c.lk.(replyHolder)
+	if !ok || c.net == nil {
+		return fmt.Errorf("client %s: its lock cannot have its acquire reply held", model.ClientName(c.i))
+	}
+	up := rh.lockUpstream()
+	if !c.noReplyHold {
+		if err := c.net.holdReplies(up); err != nil {
+			return err
+		}
+	}
+	ob.Held = model.ActAcquire
+	c.since = time.Now()
+	c.held, c.heldAt = make(chan heldReply, 1), now
+	go func(ch chan<- heldReply) {
+		var h heldReply
+		h.ob.Action, h.ob.Took = ob.Action, model.ActAcquire
+		h.r, h.err = c.lk.acquire(ctx, c, &h.ob)
+		ch <- h
+	}(c.held)
+	wait, cancel := context.WithTimeout(ctx, c.clk.tick)
+	defer cancel()
+	if c.noReplyHold { // the reply comes back now: keep it for the arrive step
+		select {
+		case h := <-c.held:
+			c.held <- h
+		case <-wait.Done():
+			return fmt.Errorf("client %s: its acquire got no reply within a tick", model.ClientName(c.i))
+		}
+	} else if !c.net.replyHeld(up, wait.Done()) {
+		return fmt.Errorf("client %s: its acquire got no reply from %s within a tick", model.ClientName(c.i), up)
+	}
+	c.m.Flags |= model.FlagStarted | model.FlagInFlight | model.FlagReply
+	c.m.Ready = now + p
+	return nil
+}
+
+// arriveAcquire is the held acquire reply arriving: the client learns
+// what the server did p ticks ago and takes it as the model's client does
+// (the reply taken at the tick of the send, belief and renewal timer from
+// now).
+func (c *client) arriveAcquire(ctx context.Context, ob *Obs, now uint8) error {
+	ob.Held = model.ActAcquire
+	var h heldReply
+	select {
+	case h = <-c.held:
+	case <-ctx.Done():
+		return fmt.Errorf("client %s: its held acquire never returned", model.ClientName(c.i))
+	}
+	c.held = nil
+	if h.err != nil {
+		return h.err
+	}
+	ob.Told, ob.Result = h.ob.Told, h.r.Result
+	c.m.Flags &^= model.FlagInFlight | model.FlagReply
+	if h.r.Result == model.ResOK || h.r.Result == model.ResRefused {
+		c.m.Flags &^= model.FlagWaiting
+		c.m.Take(c.d, model.ActAcquire, h.r, c.heldAt)
+		if int(c.m.Ready) <= int(now) { // its poll's back-off from the send is over
+			c.m.Ready = 0
+		}
+	}
+	if h.r.Result == model.ResOK && c.d.RenewTicks > 0 {
+		c.m.Timer = now + uint8(c.d.RenewTicks)
+	}
+	if h.r.Result != model.ResOK {
+		ob.Result = model.ResRefused
 	}
 	return nil
 }

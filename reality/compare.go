@@ -18,8 +18,9 @@ type view struct {
 	MaxTok       int
 	Unsafe       bool
 	RemovedOther bool
-	After        int  // key holder after the step (Redlock: the majority's)
-	NoExpiry     bool // the key exists and has no expiry (acquire=set-expire)
+	After        int              // key holder after the step (Redlock: the majority's)
+	NoExpiry     bool             // the key exists and has no expiry (acquire=set-expire)
+	Held         model.ActionKind // a delay's request, or an arrive's (acquire or write)
 	// Redlock: the node an acquire step asked, whether the attempt won,
 	// and every node's holder after the step
 	Node  int
@@ -40,6 +41,17 @@ func modelView(d *model.Design, st *model.StepRecord) view {
 	}
 	if ev.Result == model.ResRejected {
 		v.MaxTok = int(ev.MaxTok)
+	}
+	if k := st.Action.Kind; k == model.ActDelay || k == model.ActArrive {
+		v.Held = model.RequestKind(d, st)
+		if k == model.ActDelay && v.Held == model.ActAcquire {
+			// applied, its reply held: the client is told nothing yet (what
+			// the server did shows in the key's holder after the step)
+			v.Result, v.Value, v.Token = model.ResNone, 0, 0
+		}
+		if k == model.ActArrive && v.Held == model.ActAcquire {
+			v.Token = 0 // the token came with the reply, and shows on its reads and writes
+		}
 	}
 	if st.Action.Kind == model.ActTick {
 		v.Result, v.Value, v.Token = model.ResNone, 0, 0
@@ -70,6 +82,7 @@ func realView(ob *Obs) view {
 		Unsafe:       ob.Unsafe,
 		RemovedOther: ob.RemovedOther,
 		After:        ob.After,
+		Held:         ob.Held,
 		NoExpiry:     ob.After >= 0 && ob.AfterPTTL == -1,
 		Node:         ob.Node,
 		Won:          ob.Won,
@@ -124,6 +137,9 @@ func describe(d *model.Design, v view) string {
 		}
 		return s
 	case model.ActDelay:
+		if v.Held == model.ActAcquire {
+			return "acquire sent, its reply held in the network; key: " + holderName(v.After)
+		}
 		return fmt.Sprintf("write %d%s held in the network", v.Value, tok(v.Token))
 	case model.ActPause, model.ActSlow, model.ActCrash:
 		return "(fault, no request)"
@@ -216,7 +232,14 @@ func describe(d *model.Design, v view) string {
 		} else {
 			s += fmt.Sprint(v.Value)
 		}
-	case model.ActWrite, model.ActArrive:
+	case model.ActArrive, model.ActWrite:
+		if v.Held == model.ActAcquire {
+			s = "held acquire reply arrives → refused"
+			if v.Result == model.ResOK {
+				s = "held acquire reply arrives → OK"
+			}
+			break
+		}
 		s = fmt.Sprintf("write %d%s → ", v.Value, tok(v.Token))
 		if v.Took == model.ActArrive {
 			s = fmt.Sprintf("held write %d%s arrives → ", v.Value, tok(v.Token))

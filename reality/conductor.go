@@ -85,6 +85,7 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 		clients[i] = newClient(i, d, clk, lk, obs, h, p.PX)
 		clients[i].noHold = opts.plant.noHold
 		clients[i].crashLives = opts.plant.crashLives
+		clients[i].noReplyHold = opts.plant.noReplyHold
 		defer clients[i].close()
 		if err := lk.connect(ctx); err != nil {
 			return nil, err
@@ -335,7 +336,11 @@ func (k *conductor) clientStep(ctx context.Context, seq int, a model.Action, ord
 	if ob.Notified > 0 {
 		k.waiting = 0 // the notice reached every sleeper: they are awake
 	}
-	if a.Kind.IsFault() || ob.Skipped || !touchesKey(ob.Took) {
+	// an acquire whose reply is held was applied: the key may have changed;
+	// and when the held reply arrives, a library may act on it at once
+	// (redsync unlocks a lock whose validity is gone)
+	heldAcquire := ob.Held == model.ActAcquire && !ob.Skipped
+	if !heldAcquire && (a.Kind.IsFault() || ob.Skipped || !touchesKey(ob.Took)) {
 		ob.After, ob.AfterPTTL, ob.Nodes = k.after, k.afterPTTL, k.afterNodes
 		return ob, nil
 	}

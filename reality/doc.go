@@ -32,7 +32,9 @@
 //     the next tick starts. Faults are injected at the file's steps: a
 //     pause freezes the client (it sends nothing until the pause ends), a
 //     slow job works slow-work ticks, a crash ends the goroutine for good,
-//     a delay holds the client's write in the network until it arrives, a
+//     a delay holds the client's write in the network until it arrives
+//     (on a Redis lock, delay-at=acquire: the acquire is applied at once
+//     and its reply held in the client's proxy until it arrives), a
 //     node crash kills the lock's redis-server (SIGKILL) and restarts it at
 //     once or after restart ticks (with persist=1 from its append-only
 //     file). An order for a client that is still paused or working is not

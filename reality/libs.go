@@ -119,6 +119,13 @@ type lockAPI interface {
 	close()
 }
 
+// connector is a library whose connections open before the clock starts
+// (a connection first opened during a step whose reply is held would
+// have its handshake held too).
+type connector interface {
+	connect(ctx context.Context) error
+}
+
 func errText(err error) string {
 	if err == nil {
 		return "nil"
@@ -182,6 +189,8 @@ func (l *redsyncLock) renew(ctx context.Context) (bool, string, error) {
 	return ok, told, nil
 }
 
+func (l *redsyncLock) connect(ctx context.Context) error { return l.rc.Ping(ctx).Err() }
+
 func (l *redsyncLock) close() { l.rc.Close() }
 
 // redislockLock is bsm/redislock: Obtain with the client's lock value as
@@ -236,6 +245,8 @@ func (l *redislockLock) renew(ctx context.Context) (bool, string, error) {
 	}
 	return false, "", fmt.Errorf("redislock Refresh: %v", err)
 }
+
+func (l *redislockLock) connect(ctx context.Context) error { return l.rc.Ping(ctx).Err() }
 
 func (l *redislockLock) close() { l.rc.Close() }
 
@@ -398,14 +409,17 @@ func ForClient(in *Input, client string) (*Input, string, error) {
 		if err := CheckClient(client, &in.Design); err != nil {
 			return nil, "", clientRefusal(&in.Design, client, err)
 		}
+		run, err := model.Replay(&d, trace)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: %v", in.Source, err)
+		}
 		if client == ClientRedsync && d.Lock == model.LockRedlock {
-			run, err := model.Replay(&d, trace)
-			if err != nil {
-				return nil, "", fmt.Errorf("%s: %v", in.Source, err)
-			}
 			if err := checkAttempts(&d, run); err != nil {
 				return nil, "", fmt.Errorf("%s: %w", in.Source, notPlayable(&d, client, err))
 			}
+		}
+		if err := heldPlayable(&d, client, run); err != nil {
+			return nil, "", fmt.Errorf("%s: %w", in.Source, err)
 		}
 		return in, "", nil
 	}
@@ -415,8 +429,12 @@ func ForClient(in *Input, client string) (*Input, string, error) {
 	if err := d.Validate(); err != nil {
 		return nil, "", fmt.Errorf("%s adapted for %s (%s): %v", in.Source, client, how, err)
 	}
-	if _, err := model.Replay(&d, trace); err != nil {
+	run, err := model.Replay(&d, trace)
+	if err != nil {
 		return nil, "", fmt.Errorf("%s adapted for %s (%s): the schedule does not replay in the model: %v", in.Source, client, how, err)
+	}
+	if err := heldPlayable(&d, client, run); err != nil {
+		return nil, "", fmt.Errorf("%s adapted for %s (%s): %w", in.Source, client, how, err)
 	}
 	out := *in
 	out.Design, out.Trace = d, trace

@@ -125,3 +125,31 @@ func TestLibraryTable(t *testing.T) {
 		t.Errorf("docs/guide.md's library table is stale: run %s -write docs/guide.md\nwant:\n%s", TableCommand, want)
 	}
 }
+
+// TestHeldAcquireReply plays an acquire whose reply the network holds for
+// a whole TTL, with redsync: it measures its validity at the acquire (the
+// TTL less the time since it sent, less its drift) and refuses the late OK,
+// where the model's trusting client takes it and acts with no key. That
+// difference is real, and the model is the one that lacks the design, so
+// ForClient refuses the schedule for redsync, saying why. With the hold
+// planted away (the reply comes back at once), redsync takes the lock with
+// its whole validity, and agrees with the trusting model: the hold reaches
+// the library's own clock.
+func TestHeldAcquireReply(t *testing.T) {
+	in := etcdInput(t, "testdata/acquire-reply-ttl.txt")
+	if _, _, err := ForClient(in, ClientRedsync); err == nil {
+		t.Fatal("ForClient took a whole-TTL acquire reply delay for redsync")
+	} else if np, ok := IsNotPlayable(err); !ok || !strings.Contains(np.Because, "redsync measures its validity at the acquire") {
+		t.Fatalf("ForClient: want a NotPlayable naming redsync's validity check, got %v", err)
+	}
+	c := reproduce(t, in, Options{Client: ClientRedsync})
+	want := "step 20 (t=13 B arrive): reply: model held acquire reply arrives → OK, real held acquire reply arrives → refused"
+	if c.Agree || len(c.Differences) == 0 || c.Differences[0] != want {
+		t.Fatalf("redsync's refusal of a reply held for its whole TTL: want first difference %q, got %q\n%s", want, c.Differences, c.Text())
+	}
+	opts := Options{Client: ClientRedsync}
+	opts.plant.noReplyHold = true
+	if c := reproduce(t, in, opts); !c.Agree {
+		t.Fatalf("with the reply not held, redsync must take the lock as the trusting model does:\n%s", c.Text())
+	}
+}

@@ -69,6 +69,9 @@ type plant struct {
 	// crashLives: a crash ends the caller only, and its library's
 	// goroutines go on (etcd's session keeps renewing its lease)
 	crashLives bool
+	// noReplyHold: a delay of an acquire holds nothing (the client hears
+	// its reply at once, and acts on it only at the arrive step)
+	noReplyHold bool
 }
 
 // Obs is one step of the schedule as it happened on the real servers.
@@ -80,10 +83,13 @@ type Obs struct {
 	// the schedule's when reality follows the model. For ticks and faults
 	// it is the action's kind.
 	Took    model.ActionKind
-	Skipped bool         // the client took no step (Why says why)
-	Why     string       // why it took none: its job is over, it still sleeps
-	Result  model.Result // the reply, in the model's words
-	Value   int          // value read or written; a release's GET: holder+1 (0: no key)
+	Skipped bool // the client took no step (Why says why)
+	// Held is the request a delay held, or whose held reply arrived: an
+	// acquire (its reply held) or a write (0: none)
+	Held   model.ActionKind
+	Why    string       // why it took none: its job is over, it still sleeps
+	Result model.Result // the reply, in the model's words
+	Value  int          // value read or written; a release's GET: holder+1 (0: no key)
 	// Redlock: Node is the node an acquire step asked (0-based), Won that
 	// the attempt's last step won the lock, Nodes each node's key holder
 	// after the step (see nodesText).

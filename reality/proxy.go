@@ -31,12 +31,16 @@ type proxy struct {
 	l        net.Listener
 	upstream string
 
-	mu    sync.Mutex
-	cond  *sync.Cond
-	held  bool
-	conns map[net.Conn]bool
-	done  bool
-	wg    sync.WaitGroup
+	mu   sync.Mutex
+	cond *sync.Cond
+	held bool
+	// replies: only the server's replies are held (an acquire whose reply
+	// the network holds); got is signalled when one came and was held
+	replies bool
+	got     chan struct{}
+	conns   map[net.Conn]bool
+	done    bool
+	wg      sync.WaitGroup
 }
 
 func newProxy(upstream string) (*proxy, error) {
@@ -44,7 +48,7 @@ func newProxy(upstream string) (*proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client proxy: no free loopback port: %v", err)
 	}
-	p := &proxy{l: l, upstream: upstream, conns: map[net.Conn]bool{}}
+	p := &proxy{l: l, upstream: upstream, conns: map[net.Conn]bool{}, got: make(chan struct{}, 1)}
 	p.cond = sync.NewCond(&p.mu)
 	p.wg.Add(1)
 	go p.accept()
@@ -79,13 +83,14 @@ func (p *proxy) accept() {
 		p.conns[c], p.conns[u] = true, true
 		p.mu.Unlock()
 		p.wg.Add(2)
-		go p.pipe(u, c)
-		go p.pipe(c, u)
+		go p.pipe(u, c, false)
+		go p.pipe(c, u, true)
 	}
 }
 
-// pipe copies from src to dst, waiting while the proxy holds traffic.
-func (p *proxy) pipe(dst, src net.Conn) {
+// pipe copies from src to dst, waiting while the proxy holds traffic
+// (reply: src is the server, and a hold of replies only holds it too).
+func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 	defer p.wg.Done()
 	defer func() {
 		dst.Close()
@@ -100,7 +105,13 @@ func (p *proxy) pipe(dst, src net.Conn) {
 		n, err := src.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
-			for p.held && !p.done {
+			if reply && p.replies && !p.done {
+				select { // the server has answered: the request was applied
+				case p.got <- struct{}{}:
+				default:
+				}
+			}
+			for (p.held || reply && p.replies) && !p.done {
 				p.cond.Wait()
 			}
 			done := p.done
@@ -122,6 +133,27 @@ func (p *proxy) pipe(dst, src net.Conn) {
 func (p *proxy) hold() {
 	p.mu.Lock()
 	p.held = true
+	p.mu.Unlock()
+}
+
+// holdReplies holds the server's replies (not the client's requests)
+// until resume.
+func (p *proxy) holdReplies() {
+	p.mu.Lock()
+	p.replies = true
+	select { // forget a reply signalled before
+	case <-p.got:
+	default:
+	}
+	p.mu.Unlock()
+}
+
+// resumeReplies lets held replies through (unless a hold of all traffic
+// holds them still).
+func (p *proxy) resumeReplies() {
+	p.mu.Lock()
+	p.replies = false
+	p.cond.Broadcast()
 	p.mu.Unlock()
 }
 
@@ -173,6 +205,34 @@ func (h *netHold) via(upstream string) (string, error) {
 func (h *netHold) hold() {
 	for _, u := range h.order {
 		h.proxies[u].hold()
+	}
+}
+
+// holdReplies holds the replies of the client's server upstream.
+func (h *netHold) holdReplies(upstream string) error {
+	p, ok := h.proxies[upstream]
+	if !ok {
+		return fmt.Errorf("no proxy to %s", upstream)
+	}
+	p.holdReplies()
+	return nil
+}
+
+// replyHeld waits until a reply from upstream is held (the server has
+// applied the request), or done closes.
+func (h *netHold) replyHeld(upstream string, done <-chan struct{}) bool {
+	select {
+	case <-h.proxies[upstream].got:
+		return true
+	case <-done:
+		return false
+	}
+}
+
+// resumeReplies lets the held replies of every server through.
+func (h *netHold) resumeReplies() {
+	for _, u := range h.order {
+		h.proxies[u].resumeReplies()
 	}
 }
 

@@ -214,8 +214,8 @@ func diffViews(d *model.Design, m, r view) string {
 		add("step taken", m.Took, rt)
 	}
 	if !r.Skipped && (m.Result != r.Result || m.Value != r.Value || m.Token != r.Token || m.MaxTok != r.MaxTok) {
-		add("reply", describe(d, view{Took: m.Took, Result: m.Result, Value: m.Value, Token: m.Token, MaxTok: m.MaxTok}),
-			describe(d, view{Took: r.Took, Result: r.Result, Value: r.Value, Token: r.Token, MaxTok: r.MaxTok}))
+		add("reply", describe(d, view{Took: m.Took, Held: m.Held, Result: m.Result, Value: m.Value, Token: m.Token, MaxTok: m.MaxTok}),
+			describe(d, view{Took: r.Took, Held: r.Held, Result: r.Result, Value: r.Value, Token: r.Token, MaxTok: r.MaxTok}))
 	}
 	if m.Unsafe != r.Unsafe {
 		add("✗ (acted without the key)", m.Unsafe, r.Unsafe)
@@ -225,6 +225,9 @@ func diffViews(d *model.Design, m, r view) string {
 	}
 	if m.After != r.After {
 		add("key after", holderName(m.After), holderName(r.After))
+	}
+	if m.Held != r.Held {
+		add("request held", m.Held, r.Held)
 	}
 	if m.Node != r.Node || m.Won != r.Won {
 		add("node asked, won", fmt.Sprint(m.Node+1, " ", m.Won), fmt.Sprint(r.Node+1, " ", r.Won))
@@ -412,6 +415,9 @@ func realHistory(d *model.Design, p *Play) []model.Job {
 				open[i] = -1
 			}
 		case model.ActWrite, model.ActArrive:
+			if ob.Held == model.ActAcquire {
+				continue // a held acquire reply: no write
+			}
 			if ob.Result == model.ResOK && d.Lock == model.LockDB {
 				continue // pending in the transaction until COMMIT
 			}
@@ -436,7 +442,7 @@ func realHistory(d *model.Design, p *Play) []model.Job {
 				open[i] = -1
 			}
 		case model.ActDelay:
-			inFlight[i] = true
+			inFlight[i] = ob.Held == model.ActWrite
 		case model.ActCrash:
 			if inFlight[i] {
 				lost[i] = true

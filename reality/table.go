@@ -31,6 +31,8 @@ var (
 		{"pause longer than the TTL", "fencing token checked on reads and writes", "demo6", nil},
 		{"slow job (work outlasts the TTL)", "no fencing", "demo5", nil},
 		{"crash while holding the lock", "no fencing", "reality/testdata/crash-holder.txt", nil},
+		{"acquire reply held in the network for 8 of the TTL's 10 ticks", "no fencing", "acquire-reply-delay", nil},
+		{"acquire reply held in the network for a whole TTL", "no fencing", "reality/testdata/acquire-reply-ttl.txt", nil},
 		{"Redlock, 5 redis-servers: pause after the vote", "no fencing", "redlock-pause", redlockers},
 		{"Redlock, 5 redis-servers: node killed and restarted without AOF", "no fencing", "redlock-restart", redlockers},
 		{"Redlock, 5 redis-servers: node killed and restarted with AOF", "no fencing", "reality/testdata/redlock-restart-aof.txt", redlockers},
@@ -43,7 +45,7 @@ var (
 	}
 )
 
-//go:embed testdata/crash-holder.txt testdata/redlock-restart-aof.txt testdata/replica-replicated.txt testdata/zookeeper-pause.txt
+//go:embed testdata/acquire-reply-ttl.txt testdata/crash-holder.txt testdata/redlock-restart-aof.txt testdata/replica-replicated.txt testdata/zookeeper-pause.txt
 var tableFiles embed.FS
 
 // TableCommand is the command that prints the table.

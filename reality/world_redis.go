@@ -139,7 +139,11 @@ type keyLock struct {
 	lib   lockAPI       // a lock library's acquire, renew and release (nil: lockcheck's own)
 	value string        // its value in the lock key, e.g. "B:91ab"
 	px    time.Duration // the TTL it sends with SET … PX
+	up    string        // the lock's server (its proxy's upstream)
 }
+
+// lockUpstream: the lock's server, whose replies a held acquire holds.
+func (l *keyLock) lockUpstream() string { return l.up }
 
 func newKeyLock(ctx context.Context, d *model.Design, opts *Options, sc storageScripts, i int, h *netHold, lockAddr, storeAddr string) (*keyLock, error) {
 	lockVia, err := h.via(lockAddr)
@@ -150,7 +154,7 @@ func newKeyLock(ctx context.Context, d *model.Design, opts *Options, sc storageS
 	if err != nil {
 		return nil, err
 	}
-	l := &keyLock{redisStore: st, d: d, i: i, value: model.LockValue(i), px: opts.px,
+	l := &keyLock{redisStore: st, d: d, i: i, value: model.LockValue(i), px: opts.px, up: lockAddr,
 		lock: redis.NewClient(lockOptions(d, lockVia, opts.LockDB))}
 	if d.Wait == model.WaitNotify {
 		l.sub = redis.NewClient(lockOptions(d, lockVia, opts.LockDB)).Subscribe(context.Background())
@@ -182,6 +186,11 @@ func (l *keyLock) connect(ctx context.Context) error {
 	}
 	if err := l.connectStore(ctx, l.i); err != nil {
 		return err
+	}
+	if cn, ok := l.lib.(connector); ok {
+		if err := cn.connect(ctx); err != nil {
+			return fmt.Errorf("client %s: PING: %v", model.ClientName(l.i), err)
+		}
 	}
 	if l.sub != nil {
 		if err := l.sub.Subscribe(ctx, NoticeChannel); err != nil {
