@@ -16,11 +16,23 @@ import (
 // machine misses a tick's timing and the run is played again with a
 // longer tick (void/op).
 //
-//	go test -run '^$' -bench Schedules -benchtime 64x -count 3 ./locktest
+//	go test -run '^$' -bench 'Schedules/parallel' -benchtime 64x -count 3 ./locktest
+//	go test -run '^$' -bench 'Schedules/etcd' -benchtime 16x ./locktest
 func BenchmarkSchedules(b *testing.B) {
 	for _, par := range []int{1, 8, 16, 32} {
 		b.Run(fmt.Sprintf("parallel=%d", par), func(b *testing.B) {
 			cfg := locktest.Config{Storage: locktest.TokenOnReadsAndWrites, Parallel: par, New: newLock("")}
+			void := locktest.PlayRandom(b, cfg, b.N)
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "schedules/s")
+			b.ReportMetric(float64(void)/float64(b.N), "void/op")
+		})
+	}
+	// etcd: an embedded member per schedule at once, 2s ticks (leases are
+	// whole seconds), the design's TTL 3 ticks; a random schedule is about
+	// 10 ticks, 20s
+	for _, par := range []int{1, 8, 16} {
+		b.Run(fmt.Sprintf("etcd,parallel=%d", par), func(b *testing.B) {
+			cfg := locktest.Config{Service: locktest.Etcd, Parallel: par, New: newEtcdLock}
 			void := locktest.PlayRandom(b, cfg, b.N)
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "schedules/s")
 			b.ReportMetric(float64(void)/float64(b.N), "void/op")

@@ -6,10 +6,11 @@
 // instance per simulated client process. Run then:
 //
 //  1. starts a redis-server of its own on 127.0.0.1 (stopped when the test
-//     ends);
+//     ends), and with Service Etcd an embedded etcd member for each
+//     schedule played at once;
 //  2. explores the model of the design your client implements (a Redis
 //     SET NX PX lock released by check-and-delete, with the storage you
-//     name) and plays the shortest counterexample of every property the
+//     name, or an etcd lease with a put-if-absent) and plays the shortest counterexample of every property the
 //     model breaks and the shortest run of every behaviour it shows (with
 //     a pause alone, and with a pause, a slow job, a crash and a delayed
 //     write), and seeded random schedules with those faults, shortest
@@ -33,7 +34,7 @@
 // re-creates a key it lost.
 //
 // Your client must keep its lock in the key Target.Key with the value
-// Target.Value (most clients let you choose it: redsync's
+// Target.Value (on etcd: put with a lease of Target.TTL) (most clients let you choose it: redsync's
 // WithGenValueFunc, redislock's Options.Token), so that the observer can
 // tell whose key it sees, and must talk to Target.Addr (a proxy of that
 // client's own, which a pause holds).
@@ -92,6 +93,14 @@ type Service int
 const (
 	// Redis is one Redis node: SET NX PX, released by check-and-delete.
 	Redis Service = iota
+	// Etcd is one etcd member (embedded, started by Run on loopback): a
+	// lease of Target.TTL and the key Target.Key put with it in a
+	// transaction if absent (create_revision = 0), released by a delete
+	// if the key's value is still Target.Value; Extend is one keep-alive
+	// of the lease. Its leases are whole seconds, so a tick is 2s (the
+	// design's TTL 3 ticks, its work 1): a schedule takes half a minute.
+	// No fencing (a token would be the key's create revision).
+	Etcd
 )
 
 // Storage is what your job does with the counter it protects.
@@ -112,8 +121,8 @@ const (
 // Target is where one instance of your client keeps its lock.
 type Target struct {
 	Client int           // which client process: 0, 1, … (A, B, …)
-	Addr   string        // the Redis node, host:port (the client's own proxy)
-	DB     int           // the database of the lock key
+	Addr   string        // the Redis node or etcd member, host:port (the client's own proxy)
+	DB     int           // Redis: the database of the lock key
 	Key    string        // the lock's key
 	Value  string        // the value the lock must hold ("A:91ab"): whose key it is
 	TTL    time.Duration // the lock's TTL
@@ -132,8 +141,8 @@ type Config struct {
 	// (2 or 3; 0: 3).
 	Clients int
 	// RenewTicks, if not 0, renews the lock every so many ticks of the
-	// TTL's 10 with Extend (the Lock must be an Extender), as the model's
-	// watchdog does.
+	// TTL's 10 (etcd: 3) with Extend (the Lock must be an Extender), as the
+	// model's watchdog does.
 	RenewTicks int
 	// CheckValidity, if set, checks before each read and write of the
 	// job that some of the lock is left (the Lock must be a Validator), as
@@ -146,11 +155,13 @@ type Config struct {
 	// Seed seeds the random schedules (0: 1). LOCKTEST_SEED overrides it.
 	Seed uint64
 	// Tick is one model tick in real time (0: 100ms, reality's default:
-	// every request of a tick must be answered within its first half).
+	// every request of a tick must be answered within its first half;
+	// etcd: 2s, and a multiple of it).
 	Tick time.Duration
 	// Parallel is how many schedules play at once, each on a pair of
 	// databases of its own, eight pairs to a redis-server (0: 16; 1: one
-	// after the other). A schedule spends its time waiting for its ticks,
+	// after the other; etcd: 0 is 8, at most 16, each with an etcd member
+	// of its own). A schedule spends its time waiting for its ticks,
 	// so several at once cost little CPU; the verdicts and the order of the
 	// reports are the same whatever it is.
 	Parallel int
@@ -181,6 +192,9 @@ func (cfg Config) design(faults bool) string {
 	s := "redis/cad/" + fence + "/" + storage
 	if fence != "none" {
 		s += ",acquire=incr-after"
+	}
+	if cfg.Service == Etcd { // whole-second leases: 2s ticks, so short TTLs
+		s = "etcd/cad/none/plain,ttl=3,work=1"
 	}
 	if faults {
 		s += ",delay-at=write,slow=1,crashes=1,delays=1"
@@ -271,6 +285,13 @@ func playAll(t testing.TB, cfg Config, d *model.Design, scheds []Schedule) (void
 		t.Errorf("locktest: %v", err)
 		return 0
 	}
+	var etcds []string // Etcd: each slot's member
+	if cfg.Service == Etcd {
+		if etcds, err = startEtcd(t, par); err != nil {
+			t.Errorf("locktest: %v", err)
+			return 0
+		}
+	}
 	maker := cfg.maker()
 	type verdict struct {
 		played bool
@@ -288,12 +309,16 @@ func playAll(t testing.TB, cfg Config, d *model.Design, scheds []Schedule) (void
 		go func(slot int) {
 			defer wg.Done()
 			srv, pair := srvs[slot/pairsPerServer], slot%pairsPerServer
+			etcd := ""
+			if etcds != nil {
+				etcd = etcds[slot]
+			}
 			for {
 				k := int(next.Add(1) - 1)
 				if k >= len(scheds) || int64(k) > failed.Load() {
 					return
 				}
-				c, err := play(srv, 2*pair, 2*pair+1, d, scheds[k], cfg, maker, &void)
+				c, err := play(srv, etcd, 2*pair, 2*pair+1, d, scheds[k], cfg, maker, &void)
 				out[k] = verdict{played: true, err: err}
 				if err == nil && !c.Agree { // only a report is kept: a run of 10,000 keeps no comparisons
 					out[k].parts = c.Text()
@@ -343,6 +368,9 @@ func playAll(t testing.TB, cfg Config, d *model.Design, scheds []Schedule) (void
 	var addrs []string
 	for _, s := range srvs {
 		addrs = append(addrs, s.Addr())
+	}
+	if len(etcds) > 0 {
+		addrs = append(addrs, fmt.Sprintf("%d embedded etcd members", len(etcds)))
 	}
 	t.Logf("locktest: %d of %d schedules of design %s (seed %d) played on %s, %d at once, in %.1f s (%.1f a second; %d void runs played again with a longer tick); %d part from the model",
 		played, len(scheds), cfg.Design(), cfg.seed(), strings.Join(addrs, ", "), par, took.Seconds(), float64(played)/took.Seconds(), void.Load(), parted)
@@ -396,11 +424,23 @@ func (cfg Config) callTimeout() time.Duration {
 }
 
 func (cfg Config) parallel() int {
-	if cfg.Parallel == 0 {
-		return 16
+	switch {
+	case cfg.Parallel != 0:
+		return cfg.Parallel
+	case cfg.Service == Etcd:
+		return defaultEtcd
 	}
-	return cfg.Parallel
+	return 16
 }
+
+// defaultEtcd and maxEtcd are Config.Parallel's default and bound with
+// locktest.Etcd: each schedule at once has an embedded etcd member of its
+// own (the lock key is one per member), and a member ticks its raft every
+// 10ms.
+const (
+	defaultEtcd = 8
+	maxEtcd     = 16
+)
 
 func (cfg Config) seed() uint64 {
 	if cfg.Seed == 0 {
@@ -411,14 +451,24 @@ func (cfg Config) seed() uint64 {
 
 func (cfg Config) check() error {
 	switch {
-	case cfg.Service != Redis:
-		return fmt.Errorf("Config.Service %d: want locktest.Redis (the only service played yet)", cfg.Service)
+	case cfg.Service != Redis && cfg.Service != Etcd:
+		return fmt.Errorf("Config.Service %d: want locktest.Redis or locktest.Etcd", cfg.Service)
 	case cfg.Storage < NoFencing || cfg.Storage > TokenOnReadsAndWrites:
 		return fmt.Errorf("Config.Storage %d: want NoFencing, TokenOnWrites or TokenOnReadsAndWrites", cfg.Storage)
 	case cfg.New == nil:
 		return errors.New("Config.New is nil: want a function that makes your client's Lock")
 	case cfg.Clients != 0 && (cfg.Clients < 2 || cfg.Clients > 3):
 		return fmt.Errorf("Config.Clients %d: want 2 or 3 (0: 3)", cfg.Clients)
+	case cfg.Service == Etcd && cfg.Storage != NoFencing:
+		return fmt.Errorf("Config.Storage %d with locktest.Etcd: want NoFencing (an etcd token is the key's create revision, which Lock does not report)", cfg.Storage)
+	case cfg.Service == Etcd && cfg.CheckValidity:
+		return errors.New("Config.CheckValidity with locktest.Etcd: not played; want it unset")
+	case cfg.Service == Etcd && (cfg.RenewTicks < 0 || cfg.RenewTicks > 2):
+		return fmt.Errorf("Config.RenewTicks %d with locktest.Etcd: want 0 (no renewal) to 2 ticks of the TTL's 3", cfg.RenewTicks)
+	case cfg.Service == Etcd && cfg.Parallel > maxEtcd:
+		return fmt.Errorf("Config.Parallel %d with locktest.Etcd: want 0 (%d) to %d schedules at once (an etcd member each)", cfg.Parallel, defaultEtcd, maxEtcd)
+	case cfg.Service == Etcd && cfg.Tick != 0 && cfg.Tick%reality.EtcdTick != 0:
+		return fmt.Errorf("Config.Tick %v with locktest.Etcd: want a multiple of %v (leases are whole seconds and expire up to half a second late)", cfg.Tick, reality.EtcdTick)
 	case cfg.RenewTicks < 0 || cfg.RenewTicks > 9:
 		return fmt.Errorf("Config.RenewTicks %d: want 0 (no renewal) to 9 ticks of the TTL's 10", cfg.RenewTicks)
 	case cfg.Schedules < 0 || cfg.Schedules > 100000:
@@ -561,10 +611,36 @@ func startRedis(t testing.TB, cfg Config, n int) ([]*reality.Server, error) {
 	return srvs, nil
 }
 
+// startEtcd starts n embedded etcd members on loopback, stopped when the
+// test ends, and returns their client URLs.
+func startEtcd(t testing.TB, n int) ([]string, error) {
+	t.Helper()
+	urls := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for k := range n {
+		wg.Add(1)
+		go func(k int) {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			e, err := reality.StartEtcd(ctx)
+			if err != nil {
+				errs[k] = fmt.Errorf("start an embedded etcd: %v", err)
+				return
+			}
+			t.Cleanup(e.Stop)
+			urls[k] = e.Endpoint()
+		}(k)
+	}
+	wg.Wait()
+	return urls, errors.Join(errs...)
+}
+
 // voidRuns is how many times a schedule is played, the tick doubled each
-// time (100ms to 3.2s by default), while the machine cannot keep its
-// timing.
-const voidRuns = 6
+// time (100ms to 3.2s by default; etcd: 2s to 8s), while the machine
+// cannot keep its timing.
+const voidRuns, etcdVoidRuns = 6, 3
 
 // defaultTick is Config.Tick's default.
 const defaultTick = 100 * time.Millisecond
@@ -572,23 +648,30 @@ const defaultTick = 100 * time.Millisecond
 // play plays one schedule on databases lockDB and storeDB of srv, again
 // with a doubled tick when the machine could not keep the timing (a void
 // run says nothing about the client).
-func play(srv *reality.Server, lockDB, storeDB int, d *model.Design, sc Schedule, cfg Config, maker reality.UserMaker, void *atomic.Int64) (*reality.Comparison, error) {
+func play(srv *reality.Server, etcd string, lockDB, storeDB int, d *model.Design, sc Schedule, cfg Config, maker reality.UserMaker, void *atomic.Int64) (*reality.Comparison, error) {
 	in := &reality.Input{Source: "schedule " + sc.Name, Kind: "scenario", DesignName: cfg.Design(), Design: *d, Trace: sc.trace}
-	tick := cfg.Tick
+	tick, runs, where := cfg.Tick, voidRuns, "redis-server "+srv.Version()+" on "+srv.Addr()
 	if tick == 0 {
 		tick = defaultTick
+		if etcd != "" {
+			tick = reality.EtcdTick
+		}
+	}
+	if etcd != "" {
+		runs, where = etcdVoidRuns, "embedded etcd at "+etcd+", storage on "+where
 	}
 	for attempt := 1; ; attempt++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-		c, err := reality.Reproduce(ctx, in, "redis-server "+srv.Version()+" on "+srv.Addr(),
-			reality.Options{Addr: srv.Addr(), LockDB: lockDB, StoreDB: storeDB, Tick: tick, Client: reality.ClientUser, User: maker})
+		// a run's budget: its ticks, with room to spare
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second+time.Duration(2*len(sc.trace))*tick)
+		c, err := reality.Reproduce(ctx, in, where,
+			reality.Options{Addr: srv.Addr(), Etcd: etcd, LockDB: lockDB, StoreDB: storeDB, Tick: tick, Client: reality.ClientUser, User: maker})
 		cancel()
 		if err != nil {
 			return nil, err
 		}
-		if !c.Late || attempt == voidRuns {
+		if !c.Late || attempt == runs {
 			if c.Late {
-				return nil, fmt.Errorf("%d void runs in a row, the last at a %v tick: the machine is too loaded to keep the schedule's timing", voidRuns, tick)
+				return nil, fmt.Errorf("%d void runs in a row, the last at a %v tick: the machine is too loaded to keep the schedule's timing", runs, tick)
 			}
 			return c, nil
 		}

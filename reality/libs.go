@@ -77,6 +77,18 @@ func CheckClient(name string, d *model.Design) error {
 			}
 			return nil
 		}
+		if name == ClientUser && d.Lock == model.LockEtcd { // a lease and a put-if-absent of the user's own
+			if err := common(name); err != nil {
+				return err
+			}
+			switch {
+			case d.Fence != model.FenceNone:
+				return fmt.Errorf("client %s on etcd: fenced designs take the key's create revision as token, which a user's Acquire does not report; want fence=none", name)
+			case d.Check != model.CheckTrust:
+				return fmt.Errorf("client %s on etcd: want check=trust", name)
+			}
+			return nil
+		}
 		if d.Lock != model.LockRedis && d.Lock != model.LockReplica {
 			return fmt.Errorf("client %s locks a Redis: want lock=redis or replica, not %s", name, d.Lock)
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"lockcheck/model"
 )
 
 // ClientUser is a lock client of the caller's own (Options.User), played
@@ -86,4 +88,14 @@ func (a userAPI) validity(ctx context.Context) (time.Duration, string, error) {
 		return 0, "", fmt.Errorf("your lock's Validity: %v", err)
 	}
 	return left, told, nil
+}
+
+// userCrashed is a user's client dying: a dead process sends nothing, so
+// its traffic is held for good and whatever the client runs by itself (a
+// keep-alive, a refresh loop) reaches no server. A write already on its
+// way (delay) still arrives, as in the model.
+func userCrashed(c *client) {
+	if c.net != nil && c.m.Phase != model.PhaseArrive {
+		c.net.hold()
+	}
 }

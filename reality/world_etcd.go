@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -60,6 +61,20 @@ func (w *etcdWorld) lock(ctx context.Context, i int, h *netHold) (realLock, erro
 		return nil, err
 	}
 	ttl := int64(w.opts.px / time.Second)
+	if w.opts.Client == ClientUser {
+		if w.opts.User == nil {
+			l.close()
+			return nil, fmt.Errorf("client %s: Options.User is nil", ClientUser)
+		}
+		u, err := w.opts.User(ctx, UserTarget{Client: i, Addr: strings.TrimPrefix(endpoint, "http://"), Key: EtcdLockKey,
+			Value: model.LockValue(i), TTL: time.Duration(ttl) * time.Second})
+		if err != nil {
+			l.close()
+			return nil, err
+		}
+		l.lib = userAPI{u}
+		return l, nil
+	}
 	if w.opts.Client == ClientEtcdMutex {
 		m, err := newEtcdMutex(ctx, endpoint, ttl, w.offset)
 		if err != nil {
@@ -103,9 +118,12 @@ func (l *etcdLockConn) connect(ctx context.Context) error { return l.connectStor
 // renews only at the schedule's renew steps; etcd's Mutex renews its
 // session's lease from a goroutine of its own, which must end with the
 // process (etcdMutexLock.crashed).
-func (l *etcdLockConn) crashed(*client) {
+func (l *etcdLockConn) crashed(c *client) {
 	if m, ok := l.lib.(*etcdMutexLock); ok {
 		m.crashed()
+	}
+	if _, ok := l.lib.(userAPI); ok {
+		userCrashed(c)
 	}
 }
 

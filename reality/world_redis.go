@@ -142,6 +142,14 @@ type keyLock struct {
 	up    string        // the lock's server (its proxy's upstream)
 }
 
+// crashed: a user's client dies with its process (userCrashed); the
+// libraries here run nothing of their own.
+func (l *keyLock) crashed(c *client) {
+	if _, ok := l.lib.(userAPI); ok {
+		userCrashed(c)
+	}
+}
+
 // lockUpstream: the lock's server, whose replies a held acquire holds.
 func (l *keyLock) lockUpstream() string { return l.up }
 
