@@ -91,6 +91,13 @@ var Entries = []Entry{
 	{"db/cad/none/plain", "work inside the lock's transaction"},
 	{"db/cad/none/plain,tx=outside", "work outside the lock's transaction"},
 	{"db/cad/none/plain,pauses=0,delays=1", "a held request: the idle session is killed, the work rolled back"},
+	// PostgreSQL advisory locks, and PgBouncer in transaction pooling mode
+	{"advisory/cad/none/plain", "session-level advisory lock: a pause outlives the idle-session timeout, the work on another connection goes on"},
+	{"advisory/cad/none/plain,level=xact", "transaction-level advisory lock, the write inside: the killed session's write is rolled back"},
+	{"advisory/cad/none/cas", "session-level, with a compare-and-set storage"},
+	{"advisory/cad/none/plain,pool=tx,pauses=0", "session-level through PgBouncer (transaction pooling): a client's lock is a re-entry of another's backend; an unlock on the other backend leaves it held"},
+	{"advisory/cad/none/plain,pool=tx-reset,pauses=0", "PgBouncer with DISCARD ALL after each transaction: the lock vanishes as soon as it is granted"},
+	{"advisory/cad/none/plain,level=xact,pool=tx", "transaction-level through PgBouncer: the transaction keeps its backend, the pool changes nothing"},
 	// faults from the field: partitions, lost replies and resends, delays
 	// on every request, client clocks, fault placement
 	{"redlock/cad/none/plain,partition=minority,clients=2,pauses=0,jumps=1,jump=9,partitions=2", "Redlock split by partitions and a clock jump (Kleppmann's case)"},

@@ -129,6 +129,10 @@ func protectionOf(ch Change) Protection {
 		if ch.To == "db" {
 			return ProtectStorage // the work runs in the database's own transaction
 		}
+	case "level":
+		if ch.To == "xact" {
+			return ProtectStorage // the write runs in the advisory lock's own transaction
+		}
 	case "check":
 		if ch.To == "validity" {
 			return ProtectCheck
@@ -974,6 +978,25 @@ var knobs = []knob{
 				return 1, "judge the Lease's expiry by the duration its holder wrote in the record (client-go v0.31)"
 			}
 			return 1, "judge the Lease's expiry by the candidate's own configured duration (client-go v0.20)"
+		}),
+	wordKnob("level", words(func(i int) model.AdvisoryLevel { return model.AdvisoryLevel(i) }),
+		func(d *model.Design) string { return d.Level.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "xact" {
+				return 1, "take a transaction-level lock (BEGIN; pg_advisory_xact_lock) and write inside its transaction: COMMIT fails if the session was killed"
+			}
+			return 1, "take a session-level lock (pg_try_advisory_lock), the work on another connection"
+		}),
+	wordKnob("pool", words(func(i int) model.PoolMode { return model.PoolMode(i) }),
+		func(d *model.Design) string { return d.Pool.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			switch to {
+			case "none":
+				return 1, "give each client a session of its own (no transaction pooler between it and the server)"
+			case "tx":
+				return 1, "go through PgBouncer in transaction pooling mode"
+			}
+			return 1, "go through PgBouncer in transaction pooling mode, with DISCARD ALL after each transaction"
 		}),
 	intKnob("deadline", func(d *model.Design) *int { return &d.RenewDeadlineTicks },
 		func(c int, d *model.Design) []int { return []int{d.RenewTicks + 1, (c + d.RenewTicks + 1) / 2} },

@@ -44,6 +44,10 @@ const (
 	// leaderelection): no server TTL, expiry judged by each candidate's
 	// clock, every update a compare-and-swap. lock_lease.go.
 	LockLease
+	// LockAdvisory is a PostgreSQL advisory lock, session-level or
+	// transaction-level, optionally behind a transaction-pooling PgBouncer.
+	// lock_advisory.go.
+	LockAdvisory
 	numLockKinds
 )
 
@@ -321,7 +325,10 @@ type Design struct {
 	SessionCheck SessionCheck
 	// lease: the lease duration a candidate judges expiry by
 	Duration LeaseDuration
-	Bug      Bug // a planted bug (testing the testers); BugNone in real designs
+	// advisory: session- or transaction-level, and the pool in between
+	Level AdvisoryLevel
+	Pool  PoolMode
+	Bug   Bug // a planted bug (testing the testers); BugNone in real designs
 
 	Partition PartitionMode // what a partition cuts a client off from
 	PauseAt   Place         // where a pause may fall
@@ -384,7 +391,7 @@ type axis struct {
 }
 
 var (
-	lockAxis = axis{"lock", []string{"redis", "replica", "redlock", "etcd", "zookeeper", "db", "etcd-mutex", "lease"}, []string{
+	lockAxis = axis{"lock", []string{"redis", "replica", "redlock", "etcd", "zookeeper", "db", "etcd-mutex", "lease", "advisory"}, []string{
 		"one Redis node: SET NX PX, the key expires after the TTL",
 		"Redis primary + asynchronous replica; failover promotes the replica",
 		"Redlock over N independent Redis nodes, quorum within the validity time",
@@ -393,6 +400,7 @@ var (
 		"database row lock (SELECT … FOR UPDATE); idle sessions killed after ttl",
 		"etcd's queued Mutex (concurrency.Mutex): keys queued by create revision, each under its session's lease",
 		"Kubernetes Lease leader election (client-go): expiry judged on each candidate's clock, CAS updates, renew=k is the retry period",
+		"PostgreSQL advisory lock (pg_try_advisory_lock or pg_advisory_xact_lock); idle sessions ended after ttl; pool= puts PgBouncer in between",
 	}}
 	quorumAxis = axis{"quorum", []string{"majority", "all"}, []string{
 		"redlock: win N/2+1 nodes (default)",
@@ -529,6 +537,8 @@ var wordParams = []wordParam{
 	{ackAxis, func(d *Design) *uint8 { return (*uint8)(&d.Ack) }, []LockKind{LockReplica}, false},
 	{sessionCheckAxis, func(d *Design) *uint8 { return (*uint8)(&d.SessionCheck) }, []LockKind{LockEtcdMutex}, false},
 	{durationAxis, func(d *Design) *uint8 { return (*uint8)(&d.Duration) }, []LockKind{LockLease}, false},
+	{levelAxis, func(d *Design) *uint8 { return (*uint8)(&d.Level) }, []LockKind{LockAdvisory}, false},
+	{poolAxis, func(d *Design) *uint8 { return (*uint8)(&d.Pool) }, []LockKind{LockAdvisory}, false},
 	{bugAxis, func(d *Design) *uint8 { return (*uint8)(&d.Bug) }, nil, false},
 	{partitionAxis, func(d *Design) *uint8 { return (*uint8)(&d.Partition) }, nil, false},
 	{pauseAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.PauseAt) }, nil, true},
@@ -614,6 +624,7 @@ var kindReleases = map[LockKind][]ReleaseMode{
 	LockDB:        {ReleaseCAD},
 	LockEtcdMutex: {ReleaseDel, ReleaseCAD}, // Unlock's delete by name, or fenced on the create revision
 	LockLease:     {ReleaseCAD},             // ReleaseOnCancel: a CAS to an empty holder
+	LockAdvisory:  {ReleaseCAD},             // pg_advisory_unlock (or COMMIT): only the session's own lock
 }
 
 // Redlock hands out no fencing token (its nodes share no counter), and a
@@ -815,6 +826,9 @@ func (d Design) Validate() error {
 		return designErr("counter=external does not apply to db with tx=inside: its writes go through the lock's transaction, which checks no token (use tx=outside)")
 	}
 	if err := d.leaseApplies(); err != nil {
+		return err
+	}
+	if err := d.advisoryApplies(); err != nil {
 		return err
 	}
 	return d.faultsApply()

@@ -267,7 +267,7 @@ func reachStorage(d *Design, s *State, i int) bool {
 	if c.Cut == 0 {
 		return true
 	}
-	return d.Partition != PartitionStorage && !(d.Lock == LockDB && d.Partition == PartitionService)
+	return d.Partition != PartitionStorage && !(SameDatabase(d) && d.Partition == PartitionService)
 }
 
 // Words.
@@ -368,7 +368,7 @@ func describePartition(d *Design, st *StepRecord) string {
 	switch d.Partition {
 	case PartitionService:
 		what = "the lock service"
-		if d.Lock == LockDB {
+		if SameDatabase(d) {
 			what = "the database"
 		}
 	case PartitionNode:

@@ -304,8 +304,8 @@ func (d Design) faultsApply() error {
 	if d.CounterCrashes > 0 && d.Counter != CounterExternal {
 		return designErr("design parameter counter-crashes applies only with counter=external (redlock, db)")
 	}
-	if storageFaults(&d) && d.Lock == LockDB {
-		return designErr("design parameters storage-failovers and stale-reads do not apply to lock db: the counter is in the lock's own database")
+	if storageFaults(&d) && SameDatabase(&d) {
+		return designErr("design parameters storage-failovers and stale-reads do not apply to lock %s: the counter is in the lock's own database", d.Lock)
 	}
 	switch d.Partition {
 	case PartitionNode, PartitionMinority:
@@ -317,8 +317,8 @@ func (d Design) faultsApply() error {
 			return designErr("partition=primary applies only to lock replica")
 		}
 	case PartitionStorage:
-		if d.Lock == LockDB {
-			return designErr("partition=storage does not apply to lock db: the counter is in the lock's own database (use partition=service)")
+		if SameDatabase(&d) {
+			return designErr("partition=storage does not apply to lock %s: the counter is in the lock's own database (use partition=service)", d.Lock)
 		}
 	}
 	for _, w := range wordParams {

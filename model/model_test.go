@@ -111,6 +111,17 @@ func TestBadDesignNames(t *testing.T) {
 		"lease/cad/none/plain,renew=2,clients=1,rate-b=150":                                 "they need clients ≥ 2",
 		"redis/cad/none/plain,deadline=5":                                                   "deadline does not apply to lock redis",
 		"lease/cad/none/plain,renew=2,node-crashes=1":                                       "node-crashes does not apply to lock lease",
+		"advisory/cad/rw/max-token":                                                         "an advisory lock hands out no fencing token",
+		"advisory/del/none/plain":                                                           "release del is not available for lock advisory (allowed: cad)",
+		"advisory/cad/none/plain,delays=1,timeout=3":                                        "a PostgreSQL client does not resend a statement",
+		"advisory/cad/none/plain,renew=3":                                                   "renew does not apply to lock advisory",
+		"advisory/cad/none/plain,level=row":                                                 `unknown level "row" (allowed: session, xact)`,
+		"advisory/cad/none/plain,pool=session":                                              `unknown pool "session" (allowed: none, tx, tx-reset)`,
+		"redis/cad/none/plain,pool=tx":                                                      "pool does not apply to lock redis",
+		"db/cad/none/plain,level=xact":                                                      "level does not apply to lock db",
+		"advisory/cad/none/plain,partition=storage,partitions=1":                            "partition=storage does not apply to lock advisory",
+		"advisory/cad/none/plain,stale-reads=1":                                             "do not apply to lock advisory: the counter is in the lock's own database",
+		"advisory/cad/none/plain,lock-delay=3":                                              "lock-delay does not apply to lock advisory",
 	}
 	for name, want := range cases {
 		_, err := ParseDesign(name)
@@ -129,6 +140,7 @@ func FuzzParseDesign(f *testing.F) {
 		"redlock/cad/rw/max-token,counter=external,counter-crashes=1", "db/cad/write/cond-update,tx=outside,counter=external", "redlock/cad/none/plain,counter=service", "redlock/cad/none/plain,renew=3,quorum=all", "redis/cad/none/plain,lock-delay=8", "etcd/cad/none/plain,lock-delay=5,renew=3", "zookeeper/cad/none/plain,lock-delay=3",
 		"redis/cad/none/plain,watchdog=thread,renew=3,hangs=1", "redis/cad/none/plain,watchdog=thread", "redis/cad/none/plain,hangs=1",
 		"lease/cad/none/plain,renew=2", "lease/cad/rw/max-token,renew=2,duration=own,lease-b=5,deadline-b=3", "lease/cad/none/plain,renew=2,rate-b=50,client-jumps=1", "lease/cad/none/plain", "lease/cad/none/plain,renew=2,deadline=2",
+		"advisory/cad/none/plain", "advisory/cad/none/plain,level=xact,pool=tx", "advisory/cad/none/cas,pool=tx-reset", "advisory/cad/none/plain,pool=", "advisory/cad/none/plain,level=xact,clients=2,crashes=1", "advisory/cad/rw/max-token,pool=tx",
 		"etcd-mutex/del/none/plain", "etcd-mutex/cad/rw/max-token,session=6", "etcd-mutex/del/none/plain,session-check=none,pause-at=acquire", "etcd-mutex/get-del/none/plain", "etcd-mutex/del/none/plain,session-check=", "etcd-mutex/del/none/plain,clients=2,jobs=2,pauses=0,delays=1,timeout=3,delay-at=release",
 		"redis/cad/none/plain,watchdog=sidecar,renew=3", "redis/cad/none/plain,watchdog=sidecar,pauses=0,crashes=1,renew=3", "redis/cad/none/plain,watchdog=sidecar,renew=3,restarts=1", "zookeeper/cad/none/plain,watchdog=sidecar",
 		"redis/cad/rw/max-token,node-crashes=1,persist=1,fsync=1", "replica/cad/rw/cond-update,node-crashes=1,persist=1,fsync=3", "redis/cad/rw/max-token,fsync=1", "redlock/cad/none/plain,node-crashes=1,persist=1,fsync=1",
@@ -158,7 +170,7 @@ func FuzzParseScenario(f *testing.F) {
 		text, _ := scenarioFiles.ReadFile("scenarios/demo" + string(rune('0'+n)) + ".txt")
 		f.Add(string(text))
 	}
-	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "sidecar-pause", "sidecar-crash", "everysec-key", "everysec-token", "late-release-process", "late-release-job", "restart", "restart-set-expire", "starvation", "replica-wait-timeout", "etcd-mutex-waiter", "etcd-mutex-no-get", "etcd-mutex-late-unlock", "etcd-mutex-fenced-unlock", "lease-pause", "lease-own-duration", "lease-clock-rate"} {
+	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "sidecar-pause", "sidecar-crash", "everysec-key", "everysec-token", "late-release-process", "late-release-job", "restart", "restart-set-expire", "starvation", "replica-wait-timeout", "etcd-mutex-waiter", "etcd-mutex-no-get", "etcd-mutex-late-unlock", "etcd-mutex-fenced-unlock", "advisory-session-pause", "advisory-xact-pause", "advisory-pool-reentry", "advisory-pool-reset", "advisory-pool-xact", "lease-pause", "lease-own-duration", "lease-clock-rate"} {
 		text, _ := scenarioFiles.ReadFile("scenarios/" + n + ".txt")
 		f.Add(string(text))
 	}

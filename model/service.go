@@ -33,9 +33,10 @@ func diskNode(d *Design) int {
 }
 
 // usedNodes is how many node slots the design's states use: the service's
-// nodes, and the disk image of fsync=N.
+// nodes, and the disk image of fsync=N or the pool of a pooled advisory
+// lock (poolNode).
 func usedNodes(d *Design) int {
-	if d.FsyncTicks > 0 {
+	if d.FsyncTicks > 0 || pooledSession(d) {
 		return lockNodes(d) + 1
 	}
 	return lockNodes(d)
@@ -119,6 +120,8 @@ func acquire(d *Design, s *State, i int, ev *Event) {
 		emAcquire(d, s, i, ev)
 	case LockLease:
 		leaseAcquire(d, s, i, ev)
+	case LockAdvisory:
+		advisoryAcquire(d, s, i, ev)
 	default: // redis, replica, etcd, db: one key on node 0
 		keyAcquire(d, s, i, ev)
 	}
@@ -135,6 +138,8 @@ func release(d *Design, s *State, i int, ev *Event) {
 		dbRelease(d, s, i, ev)
 	case LockLease:
 		leaseRelease(d, s, i, ev)
+	case LockAdvisory:
+		advisoryRelease(d, s, i, ev)
 	default: // redis, replica, etcd: one key on node 0
 		keyRelease(d, s, i, ev)
 	}
@@ -166,11 +171,23 @@ func unlock(d *Design, s *State, key *Node) {
 
 // waitsForNotice reports whether a refused client sleeps until a release
 // wakes it rather than polling.
-func waitsForNotice(d *Design) bool { return d.Wait == WaitNotify || d.Lock == LockDB }
+func waitsForNotice(d *Design) bool {
+	return d.Wait == WaitNotify || d.Lock == LockDB || advisoryXact(d)
+}
 
 // inTx reports whether the job's reads and writes go through the lock's own
-// transaction (a database row lock with tx=inside).
-func inTx(d *Design) bool { return d.Lock == LockDB && d.Tx == TxInside }
+// transaction (a database row lock with tx=inside, a transaction-level
+// advisory lock).
+func inTx(d *Design) bool { return d.Lock == LockDB && d.Tx == TxInside || advisoryXact(d) }
+
+// InTx reports whether design d's job reads and writes in the lock's own
+// transaction, whose COMMIT decides its write.
+func InTx(d *Design) bool { return inTx(d) }
+
+// SameDatabase reports whether the counter lives in the lock's own
+// database (a row lock, an advisory lock): a partition from the service
+// cuts the client off from both, and the storage has no faults of its own.
+func SameDatabase(d *Design) bool { return d.Lock == LockDB || d.Lock == LockAdvisory }
 
 // expireKey removes node k's key at this tick, with the events it causes.
 func expireKey(d *Design, s *State, k int, ev *Event) {
@@ -187,7 +204,7 @@ func expireKey(d *Design, s *State, k int, ev *Event) {
 	if d.LockDelayTicks > 0 && k == 0 {
 		lockDelay(d, s, n)
 	}
-	if k == 0 && (d.Lock == LockDB || d.Lock == LockEtcd) {
+	if k == 0 && (d.Lock == LockDB || d.Lock == LockEtcd || d.Lock == LockAdvisory) {
 		unlock(d, s, n) // the server ends the session / lease: waiters wake
 		return
 	}
@@ -234,6 +251,9 @@ func crashed(d *Design, s *State, i int, old Client) {
 	if sessionQueue(d) {
 		zkCrashed(d, s, i, old)
 	}
+	if d.Lock == LockAdvisory {
+		advisoryCrashed(d, s, i)
+	}
 }
 
 // nodeRestarted is what a node crash means beyond the node itself.
@@ -245,7 +265,9 @@ func nodeRestarted(d *Design, s *State) {
 
 // stuckFree reports whether the service always frees a lock by itself
 // (sessions, idle timeouts), so that progress can never be stuck on a key.
-func stuckFree(d *Design) bool { return sessionQueue(d) || d.Lock == LockDB || d.Lock == LockLease }
+func stuckFree(d *Design) bool {
+	return sessionQueue(d) || d.Lock == LockDB || d.Lock == LockLease || d.Lock == LockAdvisory
+}
 
 // ServiceFacts are a lock service's words: one row of data per service,
 // next to its lock_*.go, read by the story, the timeline, the page
@@ -275,7 +297,7 @@ type ServiceFacts struct {
 var services = [numLockKinds]ServiceFacts{
 	LockRedis: redisService, LockReplica: replicaService, LockRedlock: redlockService,
 	LockEtcd: etcdService, LockZooKeeper: zookeeperService, LockDB: dbService,
-	LockEtcdMutex: etcdMutexService, LockLease: leaseService,
+	LockEtcdMutex: etcdMutexService, LockLease: leaseService, LockAdvisory: advisoryService,
 }
 
 // Service is the words of lock service k.
@@ -318,6 +340,8 @@ func describeAcquire(d *Design, st *StepRecord) string {
 		return describeEtcdMutexAcquire(d, st)
 	case LockLease:
 		return describeLeaseAcquire(d, st)
+	case LockAdvisory:
+		return describeAdvisoryAcquire(d, st)
 	}
 	return describeKeyAcquire(d, st)
 }
@@ -335,6 +359,8 @@ func describeRelease(d *Design, st *StepRecord) string {
 		return describeEtcdMutexRelease(d, &st.Event)
 	case LockLease:
 		return describeLeaseRelease(&st.Event)
+	case LockAdvisory:
+		return describeAdvisoryRelease(d, st)
 	case LockRedlock:
 		s = describeRedlockRelease(d, st)
 	default:
