@@ -64,7 +64,6 @@ var advisoryService = ServiceFacts{
 	Expiry:    "%s's idle session is ended by the server: its advisory lock is released",
 	Contended: "a client's advisory lock request is refused (or blocks) because another session holds the lock",
 	Bound:     "idle-session timeout",
-	Unplayed:  "its real play (PostgreSQL 15, PgBouncer) is not written yet",
 }
 
 // AdvisoryLevel is which advisory lock a design takes.

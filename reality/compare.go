@@ -188,6 +188,13 @@ func describe(d *model.Design, v view) string {
 			}
 			break
 		}
+		if d.Lock == model.LockAdvisory {
+			s = "advisory lock → refused"
+			if v.Result == model.ResOK {
+				s = "advisory lock → granted"
+			}
+			break
+		}
 		if d.Lock == model.LockDB {
 			s = "SELECT … FOR UPDATE → blocks"
 			if v.Result == model.ResOK {
@@ -251,13 +258,19 @@ func describe(d *model.Design, v view) string {
 		}
 	case model.ActRelease, model.ActDel:
 		switch {
-		case d.Lock == model.LockDB && v.Result == model.ResAccepted:
+		case d.Lock == model.LockAdvisory && !model.InTx(d) && v.Result == model.ResOK:
+			s = "pg_advisory_unlock → true"
+		case d.Lock == model.LockAdvisory && !model.InTx(d):
+			s = "pg_advisory_unlock → false or error"
+		case model.InTx(d) && v.Result == model.ResAccepted:
 			s = fmt.Sprintf("COMMIT → counter = %d applied", v.Value)
-		case d.Lock == model.LockDB && v.Result == model.ResRejected:
+		case model.InTx(d) && v.Result == model.ResRejected:
 			s = "COMMIT → error: session killed, rolled back"
 		case d.Lock == model.LockDB && v.Result == model.ResOK:
 			s = "COMMIT → row unlocked"
-		case d.Lock == model.LockDB:
+		case model.InTx(d) && v.Result == model.ResOK:
+			s = "COMMIT → unlocked"
+		case model.SameDatabase(d):
 			s = "COMMIT → error: the session was killed"
 		case v.Took == model.ActRelease && d.Release == model.ReleaseGetDel:
 			s = "GET → " + holderName(v.Value-1)

@@ -224,6 +224,11 @@ func playable(d *model.Design) error {
 			return err
 		}
 	}
+	if d.Lock == model.LockAdvisory {
+		if err := advisoryOK(d); err != nil {
+			return err
+		}
+	}
 	if d.Lock == model.LockZooKeeper {
 		if err := zkOK(d); err != nil {
 			return err

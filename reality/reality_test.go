@@ -40,7 +40,7 @@ func reproduce(t *testing.T, in *Input, opts Options) *Comparison {
 	} else if in.Design.NodeCrashes > 0 && opts.Lock == nil {
 		opts.Lock = lockServer(t, in.Design.Persist == 1)
 	}
-	if in.Design.Lock == model.LockDB && opts.Postgres == "" {
+	if model.SameDatabase(&in.Design) && opts.Postgres == "" {
 		opts.Postgres = needPostgres(t).Addr()
 	}
 	if in.Design.Lock == model.LockZooKeeper && opts.ZooKeeper == "" {
@@ -379,7 +379,7 @@ func TestCounterexamplesOnRealRedis(t *testing.T) {
 		}
 		// and the first playable file of each other lock service but etcd
 		// (2 s ticks; its scenarios and the library table play it)
-		for _, prefix := range []string{"redlock-", "replica-", "zookeeper-", "db-"} {
+		for _, prefix := range []string{"redlock-", "replica-", "zookeeper-", "db-", "advisory-"} {
 			for _, f := range paths {
 				name := filepath.Base(f)
 				if !strings.HasPrefix(name, prefix) {

@@ -319,6 +319,10 @@ func realSide(d *model.Design, p *Play) Side {
 				show("expired-while-held", ob.Seq)
 			}
 		}
+		if ob.Took == model.ActAcquire && ob.Result == model.ResOK && !ob.Skipped && ob.After == HolderNone && ob.Believes&(1<<ob.Action.Client) != 0 {
+			// granted, believed in, and gone before the step ended (a pooler's DISCARD ALL)
+			show("expired-while-held", ob.Seq)
+		}
 		isWrite := ob.Took == model.ActWrite || ob.Took == model.ActArrive || isCommit(d, ob)
 		switch {
 		case ob.Skipped:
@@ -370,7 +374,7 @@ func realSide(d *model.Design, p *Play) Side {
 // isCommit reports whether a real release is a COMMIT that applied or
 // rolled back a write (lock=db, tx=inside).
 func isCommit(d *model.Design, ob *Obs) bool {
-	return d.Lock == model.LockDB && ob.Took == model.ActRelease && (ob.Result == model.ResAccepted || ob.Result == model.ResRejected)
+	return model.InTx(d) && ob.Took == model.ActRelease && (ob.Result == model.ResAccepted || ob.Result == model.ResRejected)
 }
 
 // realHistory is the real job history in the model's terms: each job
@@ -418,7 +422,7 @@ func realHistory(d *model.Design, p *Play) []model.Job {
 			if ob.Held == model.ActAcquire {
 				continue // a held acquire reply: no write
 			}
-			if ob.Result == model.ResOK && d.Lock == model.LockDB {
+			if ob.Result == model.ResOK && model.InTx(d) {
 				continue // pending in the transaction until COMMIT
 			}
 			if open[i] >= 0 {

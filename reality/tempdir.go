@@ -15,8 +15,8 @@ import (
 )
 
 // The servers' folders are named lockcheck-KIND-PID-N-TAG in the temporary
-// directory: KIND redis, zk, pg or etcd, PID the process that started the
-// server, N a random number and TAG a hash of the rest. A run killed before
+// directory: KIND redis, zk, pg, pgbouncer or etcd, PID the process that
+// started the server, N a random number and TAG a hash of the rest. A run killed before
 // its Stop (kill -9, a second Ctrl-C, a test binary killed by its timeout)
 // leaves its folder; the next server start of any run sweeps the folders
 // whose process has gone. The tag lets the sweep remove only folders this
@@ -52,7 +52,7 @@ func dirTag(base string) string {
 	return fmt.Sprintf("%016x", h.Sum64())
 }
 
-var staleDir = regexp.MustCompile(`^(lockcheck-(?:redis|zk|pg|etcd)-([0-9]+)-[0-9]+)-([0-9a-f]{16})$`)
+var staleDir = regexp.MustCompile(`^(lockcheck-(?:redis|zk|pg|pgbouncer|etcd)-([0-9]+)-[0-9]+)-([0-9a-f]{16})$`)
 
 // SweepStaleDirs removes from dir (the temporary directory) the server
 // folders of runs whose process has gone, and returns how many it removed.

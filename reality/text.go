@@ -24,7 +24,7 @@ func (c *Comparison) Verdict() string {
 	switch {
 	case c.Real.LostUpdate:
 		what = fmt.Sprintf("lost update on the real servers too: counter %d after %d accepted writes", c.Real.Counter, c.Real.Accepted)
-	case c.Real.Rejected+c.Real.ReadsRejected > 0 && c.d.Lock == model.LockDB:
+	case c.Real.Rejected+c.Real.ReadsRejected > 0 && model.SameDatabase(&c.d):
 		what = "the late request failed on its killed session on the real server too: no lost update"
 	case c.Real.Rejected+c.Real.ReadsRejected > 0:
 		what = fmt.Sprintf("fencing rejected %d late %s on the real storage too: no lost update", c.Real.Rejected+c.Real.ReadsRejected, plural(c.Real.Rejected+c.Real.ReadsRejected, "request", "requests"))
@@ -52,6 +52,9 @@ func (c *Comparison) Text() string {
 	if d.Lock == model.LockDB {
 		fmt.Fprintf(&b, "real: PostgreSQL (row locks(42), counter orders(42), tx=%s), one tick = %dms; TTL %d ticks → idle_in_transaction_session_timeout %dms (half a tick short)\n",
 			d.Tx, c.TickMS, d.TTLTicks, c.PXMS)
+	} else if d.Lock == model.LockAdvisory {
+		fmt.Fprintf(&b, "real: PostgreSQL (advisory lock 42, level=%s, counter orders(42))%s, one tick = %dms; TTL %d ticks → %s %dms (half a tick short)\n",
+			d.Level, advisoryPoolWords(d), c.TickMS, d.TTLTicks, advisoryTimeout(d), c.PXMS)
 	} else if d.Lock == model.LockZooKeeper {
 		fmt.Fprintf(&b, "real: ZooKeeper (standalone, tickTime 10ms, lock nodes %s/X-<seq>), storage on %s; one tick = %dms; session %d ticks → session timeout %dms (half a tick short)\n",
 			zkDir, c.Server, c.TickMS, d.SessionTicks, TTL(d.SessionTicks, time.Duration(c.TickMS)*time.Millisecond).Milliseconds())
@@ -117,6 +120,9 @@ func (c *Comparison) Text() string {
 	}
 	if d.Lock == model.LockDB {
 		key = "pgrowlocks on locks(42)"
+	}
+	if d.Lock == model.LockAdvisory {
+		key = "pg_locks on advisory lock 42"
 	}
 	b.WriteString("\nreal timeline (the key as " + key + " saw it after every step)\n")
 	b.WriteString(model.RenderTimeline(&model.Run{Design: *d, Timeline: c.Real.Timeline}))

@@ -77,6 +77,8 @@ func newWorld(d *model.Design, opts *Options, sc storageScripts) (world, error) 
 		return &zkWorld{redisStorage: base}, nil
 	case model.LockDB:
 		return &pgWorld{redisStorage: base}, nil
+	case model.LockAdvisory:
+		return &advisoryWorld{pgWorld: pgWorld{redisStorage: base}}, nil
 	}
 	w := &redisWorld{redisStorage: base}
 	switch {
