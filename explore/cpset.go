@@ -164,8 +164,12 @@ func nextSet(a []uint64, lo uint64) uint64 {
 	return i<<6 + uint64(bits.TrailingZeros64(m))
 }
 
-// nextFree is the first free slot at or after p, or g.size.
+// nextFree is the first free slot at or after p, or g.size (also for p =
+// g.size: find's place past a run that ends in the last slot).
 func (g *cpSegment) nextFree(p uint64) uint64 {
+	if p >= g.size {
+		return g.size
+	}
 	i := p >> 6
 	m := ^g.used[i] &^ (1<<(p&63) - 1)
 	for m == 0 {

@@ -186,6 +186,35 @@ func TestCPSegmentGrowAndInsertLayout(t *testing.T) {
 	}
 }
 
+// A run that ends in the segment's last slot: an insert after its last
+// entry goes one past the slots, and the segment lengthens its tail (it
+// indexed past its bits before).
+func TestCPSegmentRunEndsInLastSlot(t *testing.T) {
+	const seg = 3
+	g := newCPSegment(8, 64) // 8 home slots, 64 slots
+	b := cpBuilder{g: &g}
+	var fps []uint64
+	// 57 entries of home 7 (the last) fill slots 7 … 63
+	for i := uint64(0); i < 57; i++ {
+		f := 7*g.step + i*1000
+		if !b.add(f) {
+			t.Fatalf("entry %d did not fit", i)
+		}
+		fps = append(fps, seg<<lowBits|f)
+	}
+	b.finish()
+	if !bit(g.end, 63) {
+		t.Fatal("the run does not end in the last slot")
+	}
+	checkCPSegment(t, "built", &g, fps)
+	fp := uint64(seg<<lowBits | (7*g.step + 57*1000))
+	if !g.insert(fp) {
+		t.Fatalf("%#x: not new", fp)
+	}
+	fps = append(fps, fp)
+	checkCPSegment(t, "after the insert", &g, fps)
+}
+
 // The property: any sequence of inserts and lookups, of fingerprints drawn
 // from one segment's narrow ranges (long clusters, the tail) or anywhere,
 // answers as a map does and leaves every segment in its cpCanonical layout.
