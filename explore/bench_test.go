@@ -28,10 +28,19 @@ func benchSearch(b *testing.B, name string, sym bool, workers int) {
 	benchCheck(b, name, "no-lost-update", sym, workers)
 }
 
+// benchCompact is benchSearch with the compact visited set (Bounds.Compact).
+func benchCompact(b *testing.B, name string, sym bool) {
+	benchBounds(b, name, "no-lost-update", Bounds{Symmetry: sym, Compact: true})
+}
+
 // benchCheck searches design name for the properties list ("all": every
 // one, as explore check does): no-lost-update alone must hold (the SPIN
 // design), any other list must be searched to the end.
 func benchCheck(b *testing.B, name, list string, sym bool, workers int) {
+	benchBounds(b, name, list, Bounds{Symmetry: sym, Workers: workers})
+}
+
+func benchBounds(b *testing.B, name, list string, bounds Bounds) {
 	d, err := model.ParseDesign(name)
 	if err != nil {
 		b.Fatal(err)
@@ -45,7 +54,7 @@ func benchCheck(b *testing.B, name, list string, sym bool, workers int) {
 	cpu0 := cpuSeconds()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r, err = Check(Config{Design: d, Properties: props, Bounds: Bounds{Symmetry: sym, Workers: workers}})
+		r, err = Check(Config{Design: d, Properties: props, Bounds: bounds})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -75,6 +84,8 @@ func BenchmarkSPIN3Symmetry(b *testing.B)          { benchSearch(b, spinDesign, 
 func BenchmarkSPIN3NoSymmetry(b *testing.B)        { benchSearch(b, spinDesign, false, 0) }
 func BenchmarkSPIN3SymmetryWorker1(b *testing.B)   { benchSearch(b, spinDesign, true, 1) }
 func BenchmarkSPIN3NoSymmetryWorker1(b *testing.B) { benchSearch(b, spinDesign, false, 1) }
+func BenchmarkSPIN3NoSymmetryCompact(b *testing.B) { benchCompact(b, spinDesign, false) }
+func BenchmarkSPIN3SymmetryCompact(b *testing.B)   { benchCompact(b, spinDesign, true) }
 func BenchmarkSPIN4Symmetry(b *testing.B)          { benchSearch(b, spinDesign+",clients=4", true, 0) }
 func BenchmarkSPIN5Symmetry(b *testing.B)          { benchSearch(b, spinDesign+",clients=5", true, 0) }
 

@@ -333,6 +333,7 @@ func BenchmarkCPSetMerge(b *testing.B) {
 		}
 		levels = append(levels, buckets)
 	}
+	cpu0 := cpuSeconds()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		s := newCPSet()
@@ -349,6 +350,7 @@ func BenchmarkCPSetMerge(b *testing.B) {
 		touchSink.Add(sink)
 		b.ReportMetric(float64(s.bytes())/float64(s.len()), "B/state")
 	}
+	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
 }
 
 // BenchmarkCPSetContains looks up fingerprints in a set of 8M, half of

@@ -242,6 +242,7 @@ func BenchmarkFPSetMerge(b *testing.B) {
 		}
 		levels = append(levels, buckets)
 	}
+	cpu0 := cpuSeconds()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		s := newFPSet()
@@ -258,4 +259,5 @@ func BenchmarkFPSetMerge(b *testing.B) {
 		touchSink.Add(sink)
 		b.ReportMetric(float64(s.bytes())/float64(s.len()), "B/state")
 	}
+	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
 }
