@@ -124,6 +124,11 @@ var Entries = []Entry{
 	{"redis/cad/none/plain,watchdog=thread,pauses=0,renew=3,hangs=1", "a watchdog thread renews a hung worker's lock for ever: a progress failure, not a safety one"},
 	{"redis/cad/none/plain,watchdog=sidecar,renew=3", "a sidecar renews through the worker's pause: the lock outlives it"},
 	{"redis/cad/none/plain,watchdog=sidecar,pauses=0,crashes=1,renew=3", "a sidecar renews a crashed worker's lock for ever: a progress failure"},
+	// what lock libraries do around the renewal (redsync)
+	{"redis/cad/none/plain,extend=setnx,renew=3", "redsync WithSetNXOnExtend: a renewal sets the expired key again and says extended; the stale write holds a key"},
+	{"redis/cad/none/plain,renew-fail=stop,renew=3", "a failed renewal stops the worker: a pause after the last good renewal still loses an update"},
+	{"redis/cad/none/plain,extend=setnx,watchdog-stop=after-unlock,clients=2,pauses=0,renew=2", "a renewal after the release sets the released key again: the next client waits out a TTL"},
+	{"redis/cad/none/plain,check=acquire,delay-at=acquire,pauses=0,delays=1", "validity checked once, at the acquire's reply (redsync): a reply with a tick left still acts past the TTL"},
 	// repeated jobs: a late release meets its own client's next lock
 	{"redis/cad/none/plain,value=process,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "one lock value per process: a late release deletes its own client's next lock"},
 	{"redis/cad/none/plain,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "a lock value per job: the late release leaves the next lock alone"},

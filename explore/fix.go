@@ -134,8 +134,12 @@ func protectionOf(ch Change) Protection {
 			return ProtectStorage // the write runs in the advisory lock's own transaction
 		}
 	case "check":
-		if ch.To == "validity" {
+		if ch.To == "validity" || ch.To == "acquire" {
 			return ProtectCheck
+		}
+	case "renew-fail":
+		if ch.To == "stop" {
+			return ProtectCheck // the worker checks what its watchdog learnt
 		}
 	case "ttl", "session", "renew", "watchdog":
 		return ProtectLease
@@ -686,7 +690,7 @@ func inert(n *model.Design, chs []Change) bool {
 				return true
 			}
 		case "drift":
-			if n.Lock != model.LockRedlock && n.Check != model.CheckValidity {
+			if n.Lock != model.LockRedlock && n.Check == model.CheckTrust {
 				return true
 			}
 		}
@@ -899,6 +903,9 @@ var knobs = []knob{
 			if to == "validity" {
 				return 1, "check the lock's remaining validity before each read and write (an extra step each)"
 			}
+			if to == "acquire" {
+				return 1, "check the validity once, when the acquire's reply comes, measured from its send (redsync)"
+			}
 			return 1, "trust the acquire reply until the release"
 		}),
 	wordKnob("wait", words(func(i int) model.WaitMode { return model.WaitMode(i) }),
@@ -938,6 +945,14 @@ var knobs = []knob{
 				return 1, "renew in a sidecar process (it renews through the worker's pauses; a crashed or hung worker's lock is never freed, so it is checked against a worker crash too)"
 			}
 			return 1, "renew in the worker (it stops when the worker hangs)"
+		}),
+	wordKnob("renew-fail", words(func(i int) model.RenewFailMode { return model.RenewFailMode(i) }),
+		func(d *model.Design) string { return d.RenewFail.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "stop" {
+				return 1, "stop the worker when its renewal fails (it gives the job up before its next read or write)"
+			}
+			return 1, "let the worker go on after a failed renewal"
 		}),
 	wordKnob("value", words(func(i int) model.ValueMode { return model.ValueMode(i) }),
 		func(d *model.Design) string { return d.Value.String() },

@@ -73,7 +73,19 @@ func (c *Client) Next(d *Design) ActionKind {
 // Take changes the client as the reply r to its request k, answered at
 // tick now, says. k is the request's kind (ActArrive's write is ActWrite;
 // the DEL of get-del is ActDel); the client is in the phase that sent it.
+//
+// With renew-fail=stop, a worker whose watchdog has told it that a renewal
+// failed (its Timer stopped while it believes) gives its job up as soon as
+// it takes an answer between two steps of its job.
 func (c *Client) Take(d *Design, k ActionKind, r Reply, now uint8) Taken {
+	t := c.take(d, k, r, now)
+	if d.RenewFail == RenewFailStop && c.Timer == 0 && c.Believes() {
+		t.Flags |= c.stopWorker()
+	}
+	return t
+}
+
+func (c *Client) take(d *Design, k ActionKind, r Reply, now uint8) Taken {
 	switch k {
 	case ActIncr:
 		c.takeIncr(d, r, now)
@@ -106,15 +118,86 @@ func (c *Client) Take(d *Design, k ActionKind, r Reply, now uint8) Taken {
 			c.Phase = PhaseDel
 			break
 		}
-		return Taken{Flags: c.finishJob(d)}
-	case ActRenew: // the watchdog's next renewal, whatever this one did: a failed renewal does not stop the worker
-		c.Timer = now + uint8(d.RenewTicks)
+		late := c.lateRenewal(d, now)
+		t := Taken{Flags: c.finishJob(d)}
+		c.Timer = late
+		return t
+	case ActRenew:
+		return c.takeRenew(d, r, now)
 	case ActAck: // WAIT returned: it goes on with the lock either way
 		c.Flags |= FlagBelieves
 		c.Phase = PhaseRead
 		if d.RenewTicks > 0 {
 			c.Timer = now + uint8(d.RenewTicks)
 		}
+	}
+	return Taken{}
+}
+
+// takeRenew: the watchdog's renewal answered. By default its next renewal
+// follows, whatever this one did: a failed renewal does not stop the
+// worker. With renew-fail=stop a failed one stops the watchdog and the
+// worker (stopWorker). A renewal after the release (watchdog-stop=
+// after-unlock) is the watchdog's last.
+func (c *Client) takeRenew(d *Design, r Reply, now uint8) Taken {
+	switch {
+	case !c.Believes():
+		c.Timer = 0
+	case r.Result != ResOK && d.RenewFail == RenewFailStop:
+		c.Timer = 0
+		return Taken{Flags: c.stopWorker()}
+	default:
+		c.Timer = now + uint8(d.RenewTicks)
+	}
+	return Taken{}
+}
+
+// stopWorker is the worker told that its lock is lost (renew-fail=stop):
+// between two steps of its job it gives the job up (its work cut short),
+// its next step the release, and reports EvGiveUp; with a request in the network it first
+// takes the answer (Take stops it then); a write already sent, or a
+// release, goes on.
+func (c *Client) stopWorker() uint16 {
+	if c.Flags&FlagInFlight != 0 {
+		return 0
+	}
+	switch c.Phase {
+	case PhaseIncr, PhaseExpire, PhaseRead, PhaseWrite:
+		c.Phase = PhaseRelease
+		c.Flags &^= FlagChecked
+		if c.Flags&FlagPaused == 0 { // its work (or a retry's wait) is cancelled with it
+			c.Ready = 0
+		}
+		return EvGiveUp
+	}
+	return 0
+}
+
+// lateRenewal is the renewal due at tick now that runs after the release
+// with watchdog-stop=after-unlock (the tick it was due), or 0.
+func (c *Client) lateRenewal(d *Design, now uint8) uint8 {
+	if d.WatchdogStop == StopAfterUnlock && c.Timer != 0 && c.Timer <= now && c.Believes() {
+		return c.Timer
+	}
+	return 0
+}
+
+// TakeAcquireReply is the client taking its acquire's reply that the
+// network held (the acquire was applied at its send): left is the
+// validity it has left by its own clock (TTL − time since the send −
+// drift). It believes it holds the lock, unless check=acquire finds none
+// left: then it gives the attempt up and tries again next tick
+// (EvGiveUp), and the driver deletes its key if it is still its own.
+func (c *Client) TakeAcquireReply(d *Design, left int, now uint8) Taken {
+	if d.Check == CheckAcquire && left <= 0 {
+		c.Phase = firstPhase(d)
+		c.Token = 0
+		c.Ready = now + 1
+		return Taken{Flags: EvGiveUp}
+	}
+	c.Flags |= FlagBelieves // the acquire reply says OK only now
+	if d.RenewTicks > 0 {
+		c.Timer = now + uint8(d.RenewTicks)
 	}
 	return Taken{}
 }

@@ -161,6 +161,14 @@ const (
 	// TTL − (now − request time) − drift > 0, and gives the job up if not. A
 	// pause can still fall between the check and the access.
 	CheckValidity
+	// CheckAcquire: the validity is checked once, when the acquire's reply
+	// comes back, measured from the send: TTL − (reply time − send time) −
+	// drift (redsync's Mutex.lockContext: until = now + expiry −
+	// now.Sub(start) − drift; the lock is taken only if now.Before(until)).
+	// With none left the client deletes its key (check-and-delete, as
+	// lockContext releases every pool) and tries again next tick; once it
+	// holds the lock it trusts it until the release.
+	CheckAcquire
 	numCheckModes
 )
 
@@ -242,6 +250,51 @@ const (
 	numWatchdogModes
 )
 
+// ExtendMode is what the watchdog's renewal does when the lock's key is
+// not its own any more (renew=k).
+type ExtendMode uint8
+
+const (
+	// ExtendCheck: PEXPIRE only if the key holds the client's value, else
+	// the renewal fails (redsync's touchScript, Mutex.touch).
+	ExtendCheck ExtendMode = iota
+	// ExtendSetNX: as ExtendCheck, but a missing key is set again, SET NX
+	// PX with the client's value, and the renewal succeeds (redsync's
+	// WithSetNXOnExtend: touchWithSetNXScript in Mutex.touch). A key that
+	// expired while its holder was paused comes back as its own.
+	ExtendSetNX
+	numExtendModes
+)
+
+// RenewFailMode is what the worker does when its renewal fails (renew=k).
+type RenewFailMode uint8
+
+const (
+	// RenewFailIgnore: the worker goes on with its job (a watchdog whose
+	// result nobody reads).
+	RenewFailIgnore RenewFailMode = iota
+	// RenewFailStop: the worker is told (a cancelled context) and gives
+	// its job up before its next read or write, and its watchdog stops; a
+	// request already sent still arrives.
+	RenewFailStop
+	numRenewFailModes
+)
+
+// WatchdogStop is when the watchdog is stopped at the release (renew=k).
+type WatchdogStop uint8
+
+const (
+	// StopBeforeUnlock: the watchdog is stopped before the unlock is sent:
+	// no renewal follows the release.
+	StopBeforeUnlock WatchdogStop = iota
+	// StopAfterUnlock: the watchdog is stopped after the unlock, so a
+	// renewal due at the release may still run after it (a timer that
+	// fired, a renewal already on its way): it finds the key released, or
+	// another client's, or (extend=setnx) sets the released key again.
+	StopAfterUnlock
+	numWatchdogStops
+)
+
 // ValueMode is what a client writes into the lock key: a value of its own
 // for each job (a fresh random value per acquire: redsync, redislock), or
 // one value for the whole process (Redisson's UUID:threadId, a hostname
@@ -319,8 +372,13 @@ type Design struct {
 	Reenter  ReenterMode  // redis, replica
 	Counter  CounterMode  // redlock, db: where the fencing token comes from
 	Watchdog WatchdogMode // renew=k: where the renewal runs
-	Value    ValueMode    // jobs=N: a lock value per job or per process
-	Ack      AckMode      // replica: WAIT for the replica before the acquire returns
+	// renew=k: what a renewal does with a missing key, what the worker
+	// does when one fails, when the watchdog stops at the release
+	Extend       ExtendMode
+	RenewFail    RenewFailMode
+	WatchdogStop WatchdogStop
+	Value        ValueMode // jobs=N: a lock value per job or per process
+	Ack          AckMode   // replica: WAIT for the replica before the acquire returns
 	// etcd-mutex: what Lock does once its predecessors are deleted
 	SessionCheck SessionCheck
 	// lease: the lease duration a candidate judges expiry by
@@ -406,9 +464,22 @@ var (
 		"redlock: win N/2+1 nodes (default)",
 		"redlock: win every node",
 	}}
-	checkAxis = axis{"check", []string{"trust", "validity"}, []string{
+	checkAxis = axis{"check", []string{"trust", "validity", "acquire"}, []string{
 		"trust the acquire reply until release (default)",
 		"check the remaining validity before each read and write (a separate step)",
+		"check the validity once, when the acquire's reply comes, measured from its send (redsync): none left, it deletes its key and retries",
+	}}
+	extendAxis = axis{"extend", []string{"check", "setnx"}, []string{
+		"renew=k: a renewal extends the key only if it is the client's own; else it fails (default; redsync)",
+		"renew=k: a renewal sets a missing key again (SET NX PX) and reports success (redsync WithSetNXOnExtend)",
+	}}
+	renewFailAxis = axis{"renew-fail", []string{"ignore", "stop"}, []string{
+		"renew=k: the worker goes on after a failed renewal (default)",
+		"renew=k: a failed renewal stops the worker before its next read or write (and its watchdog)",
+	}}
+	watchdogStopAxis = axis{"watchdog-stop", []string{"before-unlock", "after-unlock"}, []string{
+		"renew=k: the watchdog stops before the unlock (default)",
+		"renew=k: the watchdog stops after the unlock: a renewal due at the release may run after it",
 	}}
 	waitAxis = axis{"wait", []string{"poll", "notify"}, []string{
 		"retry SET NX every tick (default)",
@@ -533,6 +604,9 @@ var wordParams = []wordParam{
 	{reenterAxis, func(d *Design) *uint8 { return (*uint8)(&d.Reenter) }, []LockKind{LockRedis, LockReplica}, false},
 	{counterAxis, func(d *Design) *uint8 { return (*uint8)(&d.Counter) }, []LockKind{LockRedlock, LockDB}, false},
 	{watchdogAxis, func(d *Design) *uint8 { return (*uint8)(&d.Watchdog) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock}, false},
+	{extendAxis, func(d *Design) *uint8 { return (*uint8)(&d.Extend) }, []LockKind{LockRedis, LockReplica, LockRedlock}, false},
+	{renewFailAxis, func(d *Design) *uint8 { return (*uint8)(&d.RenewFail) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock}, false},
+	{watchdogStopAxis, func(d *Design) *uint8 { return (*uint8)(&d.WatchdogStop) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock}, false},
 	{valueAxis, func(d *Design) *uint8 { return (*uint8)(&d.Value) }, nil, false},
 	{ackAxis, func(d *Design) *uint8 { return (*uint8)(&d.Ack) }, []LockKind{LockReplica}, false},
 	{sessionCheckAxis, func(d *Design) *uint8 { return (*uint8)(&d.SessionCheck) }, []LockKind{LockEtcdMutex}, false},
@@ -659,6 +733,9 @@ func (m ReenterMode) String() string   { return word(reenterAxis, int(m)) }
 func (m CounterMode) String() string   { return word(counterAxis, int(m)) }
 func (m WatchdogMode) String() string  { return word(watchdogAxis, int(m)) }
 func (m ValueMode) String() string     { return word(valueAxis, int(m)) }
+func (m ExtendMode) String() string    { return word(extendAxis, int(m)) }
+func (m RenewFailMode) String() string { return word(renewFailAxis, int(m)) }
+func (m WatchdogStop) String() string  { return word(watchdogStopAxis, int(m)) }
 func (m AckMode) String() string       { return word(ackAxis, int(m)) }
 func (m PartitionMode) String() string { return word(partitionAxis, int(m)) }
 func (p Place) String() string         { return word(pauseAtAxis, int(p)) }

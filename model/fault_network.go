@@ -1,6 +1,9 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // fault_network.go: faults of the network between a client and the lock
 // service or the storage, each drawn from its budget:
@@ -101,9 +104,16 @@ func arrive(d *Design, s *State, i int, ev *Event) {
 		c.Flags &^= FlagInFlight | FlagReply
 		ev.Result = ResOK
 		if c.Phase != PhaseAcquire && c.Phase != PhaseReenter && c.Phase != PhaseAck && !c.Believes() {
-			c.Flags |= FlagBelieves // the acquire reply says OK only now
-			if d.RenewTicks > 0 {
-				c.Timer = s.Now + uint8(d.RenewTicks)
+			left := validityLeft(d, s, c)
+			if d.Check == CheckAcquire {
+				ev.Value = uint8(max(left, 0))
+			}
+			if t := c.TakeAcquireReply(d, left, s.Now); t.Flags&EvGiveUp != 0 {
+				ev.Flags |= EvGiveUp // check=acquire: no validity left; it deletes its key if still its own
+				ev.Result = ResRefused
+				if k := keyNode(s, i); reach(d, s, i, k) && s.Nodes[k].Owner == uint8(i+1) && s.Nodes[k].Back == 0 {
+					unlock(d, s, &s.Nodes[k])
+				}
 			}
 		} else if c.Phase == PhaseAcquire || c.Phase == PhaseReenter {
 			ev.Result = ResRefused
@@ -317,7 +327,16 @@ func describeArrive(d *Design, st *StepRecord) string {
 	case c.Phase == PhaseArrive:
 		return describeWrite(d, st, unsafeNote(d, ev))
 	case c.Flags&FlagReply != 0:
-		if ev.Result == ResOK {
+		switch {
+		case ev.Flags&EvGiveUp != 0:
+			s := fmt.Sprintf("the held acquire reply arrives: OK, but sent at t=%d it leaves %d−%d−%d = %d ticks of validity: no lock (check=acquire)", c.Since, d.TTLTicks, int(ev.Now)+int(c.Skew)-int(c.Since), d.DriftTicks, validityLeft(d, &st.Before, c))
+			if k := keyNode(&st.Before, int(st.Action.Client)); st.Before.Nodes[k].Owner == uint8(st.Action.Client+1) && st.After.Nodes[k].Owner == 0 {
+				return s + "; check-and-delete of its own key → 1; retry at t=" + strconv.Itoa(int(ev.Now)+1)
+			}
+			return s + "; its key is gone already; retry at t=" + strconv.Itoa(int(ev.Now)+1)
+		case ev.Result == ResOK && d.Check == CheckAcquire:
+			return fmt.Sprintf("the held acquire reply arrives: OK, %d ticks of validity left (check=acquire): it holds the lock (it thinks)", ev.Value)
+		case ev.Result == ResOK:
 			return "the held acquire reply arrives: OK, it holds the lock (it thinks)"
 		}
 		return "the held acquire reply arrives: refused"

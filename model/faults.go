@@ -241,7 +241,7 @@ func budgetText(d *Design, f Fault) string {
 // usesClientClock reports whether a client ever reads its own clock: for
 // its validity (check=validity) or Redlock's validity after the votes.
 func usesClientClock(d *Design) bool {
-	return d.Check == CheckValidity || d.Lock == LockRedlock || d.Lock == LockLease
+	return d.Check != CheckTrust || d.Lock == LockRedlock || d.Lock == LockLease
 }
 
 // partitionGroups is how many groups "A partition K" may name.
@@ -274,10 +274,10 @@ func (d Design) faultsApply() error {
 		return designErr("design parameter timeout applies only with losses ≥ 1 or delays ≥ 1")
 	}
 	if d.DriftTicks != 1 && !usesClientClock(&d) {
-		return designErr("design parameter drift applies only to check=validity or lock redlock (a client that reads its clock)")
+		return designErr("design parameter drift applies only to check=validity or acquire, or lock redlock (a client that reads its clock)")
 	}
 	if d.ClientJumps > 0 && !usesClientClock(&d) {
-		return designErr("design parameter client-jumps applies only to check=validity or lock redlock (a client that reads its clock)")
+		return designErr("design parameter client-jumps applies only to check=validity or acquire, or lock redlock (a client that reads its clock)")
 	}
 	if d.RenewTicks > 0 && d.RenewTicks >= lifetime(&d) {
 		// the key (the lease) is gone before the first renewal is due
@@ -288,6 +288,9 @@ func (d Design) faultsApply() error {
 	}
 	if d.Watchdog != WatchdogWorker && d.RenewTicks == 0 {
 		return designErr("design parameter watchdog=%s applies only with renew ≥ 1", d.Watchdog)
+	}
+	if err := d.renewApplies(); err != nil {
+		return err
 	}
 	if d.Watchdog == WatchdogSidecar && d.Restarts > 0 {
 		return designErr("design parameter restarts does not apply with watchdog=sidecar (which lock the sidecar renews after its worker restarts is not modelled)")
@@ -329,6 +332,41 @@ func (d Design) faultsApply() error {
 		}
 	}
 	return d.jobsApply()
+}
+
+// renewApplies refuses the renewal's parameters where they cannot act,
+// and check=acquire where it does not apply.
+func (d Design) renewApplies() error {
+	for _, w := range []struct {
+		name string
+		set  bool
+	}{{"extend", d.Extend != ExtendCheck}, {"renew-fail", d.RenewFail != RenewFailIgnore}, {"watchdog-stop", d.WatchdogStop != StopBeforeUnlock}} {
+		if w.set && d.RenewTicks == 0 {
+			return designErr("design parameter %s applies only with renew ≥ 1 (a watchdog that renews)", w.name)
+		}
+	}
+	if d.RenewFail == RenewFailStop && d.Reenter != ReenterNone {
+		return designErr("design parameter renew-fail=stop does not apply with reenter=%s (a nested acquire's reply is not taken as the worker's: not modelled)", d.Reenter)
+	}
+	if d.WatchdogStop == StopAfterUnlock && tracksValues(&d) {
+		return designErr("design parameter watchdog-stop=after-unlock does not apply with jobs ≥ 2 or restarts (which job's value a late renewal carries is not modelled)")
+	}
+	if d.WatchdogStop == StopAfterUnlock && d.Watchdog == WatchdogSidecar {
+		return designErr("design parameter watchdog-stop=after-unlock does not apply with watchdog=sidecar (when a sidecar learns of the release is not modelled)")
+	}
+	if d.Check == CheckAcquire {
+		switch {
+		case d.Lock != LockRedis && d.Lock != LockReplica:
+			return designErr("check=acquire applies only to lock redis or replica (redlock always checks its validity at acquire; allowed for %s: trust, validity)", d.Lock)
+		case d.Acquire != AcquireScript:
+			return designErr("check=acquire applies only with acquire=script (redsync's one SET NX PX), not acquire=%s", d.Acquire)
+		case d.Ack == AckWait:
+			return designErr("check=acquire does not apply with ack=wait (the validity after WAIT is not modelled; use check=validity)")
+		case d.DriftTicks >= d.TTLTicks:
+			return designErr("check=acquire with drift=%d and ttl=%d: no acquire ever has validity left; want drift below the TTL", d.DriftTicks, d.TTLTicks)
+		}
+	}
+	return nil
 }
 
 // placeApplies refuses a place at which the design's clients take no step.

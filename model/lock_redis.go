@@ -29,7 +29,7 @@ func keyAcquire(d *Design, s *State, i int, ev *Event) {
 		reenter(d, s, i, ev)
 		return
 	}
-	if d.Check == CheckValidity || d.AckTimeoutTicks > 0 {
+	if d.Check != CheckTrust || d.AckTimeoutTicks > 0 {
 		c.Since, c.Skew = s.Now, 0 // kept only when it is used, so states stay few
 	}
 	switch {
@@ -184,10 +184,23 @@ func keyRenew(d *Design, s *State, i int, ev *Event) {
 		}
 		key.Exp = keyEnd(d, s.Now)
 		ev.Result = ResOK
+	case setsMissingKey(d, key):
+		// extend=setnx: redsync's touchWithSetNXScript sets a missing key
+		// again with its value and reports success (Mutex.touch)
+		key.Owner, key.Exp = uint8(i+1), keyEnd(d, s.Now)
+		keySet(c)
+		ev.Result = ResOK
 	default:
 		ev.Result = ResNoop
 	}
-	c.Take(d, ActRenew, Reply{Result: ev.Result}, s.Now)
+	ev.Flags |= c.Take(d, ActRenew, Reply{Result: ev.Result}, s.Now).Flags
+}
+
+// setsMissingKey reports whether a renewal sets key again: extend=setnx,
+// and the key is gone (SET NX finds no key; a node down or in lock-delay
+// refuses it).
+func setsMissingKey(d *Design, key *Node) bool {
+	return d.Extend == ExtendSetNX && key.Owner == 0 && key.Back == 0 && key.Hold == 0
 }
 
 // unreachable: a request the client could not deliver (a partition); it
@@ -254,17 +267,45 @@ func describeExpire(d *Design, ev *Event) string {
 	return fmt.Sprintf("EXPIRE %s %d → 1", LockKey, d.TTLTicks)
 }
 
-func describeWatchdog(d *Design, ev *Event) string {
-	if ev.Result == ResOK {
-		return fmt.Sprintf("watchdog: PEXPIRE %s %d → 1 (valid until t=%d)", LockKey, d.TTLTicks*1000, int(ev.Now)+d.TTLTicks)
+func describeWatchdog(d *Design, st *StepRecord) string {
+	ev := &st.Event
+	who := "watchdog: "
+	late := !st.Before.Clients[st.Action.Client].Believes()
+	if late {
+		who = "watchdog, after the release (stopped after the unlock): "
 	}
+	if ev.Result == ResOK && ev.Other == 0 {
+		s := fmt.Sprintf("%sno key: SET %s %s NX PX %d → OK (extend=setnx), renewal reported a success", who, LockKey, LockValue(int(st.Action.Client)), d.TTLTicks*1000)
+		if late {
+			return s + "  ✗ the released key is back, as " + ClientName(int(st.Action.Client)) + "'s"
+		}
+		return s + "  ✗ its lost key is back, as its own"
+	}
+	if ev.Result == ResOK {
+		return fmt.Sprintf("%sPEXPIRE %s %d → 1 (valid until t=%d)", who, LockKey, d.TTLTicks*1000, int(ev.Now)+d.TTLTicks)
+	}
+	then := renewFailThen(d, st)
 	if ev.Result == ResUnreachable {
-		return "watchdog: renewal fails, cut off (a partition); the worker goes on"
+		return who + "renewal fails, cut off (a partition); " + then
 	}
 	if ev.Other == 0 {
-		return "watchdog: renewal fails, there is no key; the worker goes on"
+		return who + "renewal fails, there is no key; " + then
 	}
-	return fmt.Sprintf("watchdog: renewal fails, the key is %s; the worker goes on", owner(ev.Other))
+	return fmt.Sprintf("%srenewal fails, the key is %s; %s", who, owner(ev.Other), then)
+}
+
+// renewFailThen is what follows a failed renewal: the worker goes on, or
+// (renew-fail=stop) it is told and stops; after the release nothing.
+func renewFailThen(d *Design, st *StepRecord) string {
+	switch {
+	case !st.Before.Clients[st.Action.Client].Believes():
+		return "the watchdog stops"
+	case d.RenewFail != RenewFailStop:
+		return "the worker goes on"
+	case st.Event.Flags&EvGiveUp != 0:
+		return "the worker is told: it gives the job up, its next step the release"
+	}
+	return "the worker is told: it stops once its request in flight is answered"
 }
 
 // describeKeyRelease tells DEL, check-and-delete, GET and DEL on one node;

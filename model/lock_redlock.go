@@ -12,19 +12,24 @@ import (
 // the worker.
 func redlockRenew(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
-	c.Take(d, ActRenew, Reply{}, s.Now) // its next renewal, whatever this one does
 	me := uint8(i + 1)
 	n, kept := 0, 0 // keys extended; keys that outlive the worker's next step without this renewal
 	for k := 0; k < d.Nodes; k++ {
 		key := &s.Nodes[k]
-		if key.Owner != me || key.Back != 0 {
+		if !reach(d, s, i, k) {
+			if key.Owner == me && key.Back == 0 && (key.Exp == 0 || c.Ready == 0 || key.Exp > c.Ready) {
+				kept++
+			}
 			continue
 		}
-		if key.Exp == 0 || c.Ready == 0 || key.Exp > c.Ready {
-			kept++
-		}
-		if reach(d, s, i, k) {
+		if key.Owner == me && key.Back == 0 {
+			if key.Exp == 0 || c.Ready == 0 || key.Exp > c.Ready {
+				kept++
+			}
 			key.Exp = keyEnd(d, s.Now)
+			n++
+		} else if setsMissingKey(d, key) { // extend=setnx: a missing key is set again
+			key.Owner, key.Exp = me, keyEnd(d, s.Now)
 			n++
 		}
 	}
@@ -43,13 +48,18 @@ func redlockRenew(d *Design, s *State, i int, ev *Event) {
 	} else {
 		ev.Result = ResNoop
 	}
+	ev.Flags |= c.Take(d, ActRenew, Reply{Result: ev.Result}, s.Now).Flags
 }
 
 func describeRedlockRenew(d *Design, ev *Event) string {
 	if ev.Result == ResOK {
 		return fmt.Sprintf("watchdog: PEXPIRE %s %d on every node → extended on %d of %d (valid until t=%d)", LockKey, d.TTLTicks*1000, ev.Value, d.Nodes, int(ev.Now)+d.TTLTicks)
 	}
-	return fmt.Sprintf("watchdog: PEXPIRE on every node → extended on %d of %d, no quorum: the extension fails; the worker goes on", ev.Value, d.Nodes)
+	then := "the worker goes on"
+	if d.RenewFail == RenewFailStop {
+		then = "the worker is told and stops"
+	}
+	return fmt.Sprintf("watchdog: PEXPIRE on every node → extended on %d of %d, no quorum: the extension fails; %s", ev.Value, d.Nodes, then)
 }
 
 // lock_redlock.go: Redlock over N independent Redis nodes. A client asks the

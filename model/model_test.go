@@ -122,6 +122,19 @@ func TestBadDesignNames(t *testing.T) {
 		"advisory/cad/none/plain,partition=storage,partitions=1":                            "partition=storage does not apply to lock advisory",
 		"advisory/cad/none/plain,stale-reads=1":                                             "do not apply to lock advisory: the counter is in the lock's own database",
 		"advisory/cad/none/plain,lock-delay=3":                                              "lock-delay does not apply to lock advisory",
+		"redis/cad/none/plain,extend=setnx":                                                 "extend applies only with renew ≥ 1",
+		"redis/cad/none/plain,renew-fail=stop":                                              "renew-fail applies only with renew ≥ 1",
+		"redis/cad/none/plain,watchdog-stop=after-unlock":                                   "watchdog-stop applies only with renew ≥ 1",
+		"etcd/cad/none/plain,renew=3,extend=setnx":                                          "extend does not apply to lock etcd",
+		"redis/cad/none/plain,renew=3,extend=sometimes":                                     `unknown extend "sometimes" (allowed: check, setnx)`,
+		"redis/cad/none/plain,renew=3,renew-fail=stop,reenter=nx":                           "renew-fail=stop does not apply with reenter=nx",
+		"redis/cad/none/plain,renew=3,watchdog-stop=after-unlock,jobs=2":                    "watchdog-stop=after-unlock does not apply with jobs ≥ 2 or restarts",
+		"redis/cad/none/plain,renew=3,watchdog=sidecar,watchdog-stop=after-unlock":          "does not apply with watchdog=sidecar",
+		"etcd/cad/none/plain,check=acquire":                                                 "check=acquire applies only to lock redis or replica",
+		"redlock/cad/none/plain,check=acquire":                                              "redlock always checks its validity at acquire",
+		"redis/cad/rw/max-token,acquire=incr-after,check=acquire":                           "check=acquire applies only with acquire=script",
+		"replica/cad/none/plain,ack=wait,check=acquire":                                     "check=acquire does not apply with ack=wait",
+		"redis/cad/none/plain,check=acquire,drift=10":                                       "no acquire ever has validity left",
 	}
 	for name, want := range cases {
 		_, err := ParseDesign(name)
@@ -147,7 +160,11 @@ func FuzzParseDesign(f *testing.F) {
 		"redis/cad/none/plain,value=process,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "redis/cad/none/plain,jobs=3", "etcd/cad/none/plain,jobs=2,value=job", "redis/cad/none/plain,jobs=2,value=process",
 		"redis/cad/none/plain,acquire=set-expire,clients=2,pauses=0,restarts=1", "db/cad/none/plain,restarts=2", "zookeeper/cad/none/plain,restarts=1", "redis/cad/none/plain,jobs=3,restarts=2,delays=1,timeout=2,delay-at=release",
 
-		"replica/cad/rw/max-token,ack=wait,ack-timeout=2", "replica/cad/none/plain,ack=wait,check=validity", "replica/cad/none/plain,ack-timeout=2", "redis/cad/none/plain,ack=wait"} {
+		"replica/cad/rw/max-token,ack=wait,ack-timeout=2", "replica/cad/none/plain,ack=wait,check=validity", "replica/cad/none/plain,ack-timeout=2", "redis/cad/none/plain,ack=wait",
+		"redis/cad/none/plain,extend=setnx,renew=3", "redlock/cad/none/plain,extend=setnx,renew=3", "redis/cad/none/plain,extend=setnx", "etcd/cad/none/plain,extend=setnx,renew=3",
+		"redis/cad/none/plain,renew-fail=stop,renew=3", "etcd/cad/none/plain,renew-fail=stop,renew=3", "redis/cad/none/plain,renew-fail=stop,renew=3,reenter=owner",
+		"redis/cad/none/plain,extend=setnx,watchdog-stop=after-unlock,clients=2,pauses=0,renew=2", "redis/cad/none/plain,watchdog-stop=after-unlock,renew=3,jobs=2",
+		"redis/cad/none/plain,check=acquire,delay-at=acquire,pauses=0,delays=1", "redis/cad/none/plain,check=acquire,drift=9", "redlock/cad/none/plain,check=acquire"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {

@@ -129,7 +129,7 @@ func clientFields(d *Design, wide bool) []field {
 	lease := d.Lock == LockLease
 	add(redlock || lease || pooledSession(d), unsafe.Offsetof(c.Votes)) // pooledSession: the backend of its grant
 	add(redlock || lease, unsafe.Offsetof(c.Asked))
-	add(redlock || lease || sessionQueue(d) || d.Check == CheckValidity || d.AckTimeoutTicks > 0, unsafe.Offsetof(c.Since))
+	add(redlock || lease || sessionQueue(d) || d.Check != CheckTrust || d.AckTimeoutTicks > 0, unsafe.Offsetof(c.Since))
 	add(d.RenewTicks > 0 || sessionQueue(d), unsafe.Offsetof(c.Timer))
 	add(d.Partitions > 0, unsafe.Offsetof(c.Cut))
 	add(d.Partitions > 0, unsafe.Offsetof(c.Group))

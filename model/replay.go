@@ -243,15 +243,24 @@ func recordJob(d *Design, open []int, hist *[]Job, st *StepRecord) {
 			end(OutcomeOK)
 		}
 	case ActRelease:
-		if ev.Flags&EvCommit != 0 {
+		switch {
+		case ev.Flags&EvCommit != 0:
 			if ev.Result == ResAccepted {
 				end(OutcomeOK)
 			} else {
 				end(OutcomeFailed)
 			}
+		case d.RenewFail == RenewFailStop && j != nil && !j.Landed:
+			// the worker was stopped by a failed renewal after its read
+			// came back (renew-fail=stop): its write was never sent
+			end(OutcomeFailed)
 		}
 	case ActCheck:
 		if ev.Flags&EvGiveUp != 0 {
+			end(OutcomeFailed)
+		}
+	case ActRenew:
+		if ev.Flags&EvGiveUp != 0 && d.RenewFail == RenewFailStop { // the worker gives its job up
 			end(OutcomeFailed)
 		}
 	case ActCrash, ActHang, ActRestart:

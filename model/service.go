@@ -386,7 +386,7 @@ func describeRenew(d *Design, st *StepRecord) string {
 	case LockRedlock:
 		return describeRedlockRenew(d, ev)
 	}
-	return describeWatchdog(d, ev)
+	return describeWatchdog(d, st)
 }
 
 // expiryWords is what the expiry of client i's lock is called.

@@ -317,6 +317,14 @@ func renewDue(d *Design, s *State, i int) bool {
 	return d.RenewTicks > 0 && c.Flags&(FlagBelieves|pausedFreezes(d)) == FlagBelieves && c.Timer != 0 && c.Timer <= s.Now && c.Live()
 }
 
+// lateRenewDue reports whether client i's watchdog, stopped only after
+// the unlock (watchdog-stop=after-unlock), runs the renewal that was due
+// at the release (lateRenewal kept it in Timer).
+func lateRenewDue(d *Design, s *State, i int) bool {
+	c := &s.Clients[i]
+	return c.Timer != 0 && c.Flags&(FlagBelieves|pausedFreezes(d)) == 0 && c.Timer <= s.Now && c.Phase != PhaseCrashed
+}
+
 // Actions appends to buf the actions enabled in s, in a fixed order: client
 // steps by client, then faults by client, then replication and node faults,
 // then the tick. The order is deterministic, so a path of indices replays.
@@ -332,6 +340,10 @@ func Actions(d *Design, s *State, buf []Action) []Action {
 		if c.Stray != 0 && strayDue(s, i) { // a stray copy arrives whatever its client does
 			anyStep = true
 			buf = append(buf, Action{Kind: ActArrive, Client: uint8(i)})
+		}
+		if d.WatchdogStop == StopAfterUnlock && lateRenewDue(d, s, i) { // the renewal that runs after the release
+			anyStep = true
+			buf = append(buf, Action{Kind: ActRenew, Client: uint8(i)})
 		}
 		if !c.Live() {
 			continue

@@ -57,6 +57,8 @@ func CheckClient(name string, d *model.Design) error {
 			return fmt.Errorf("client %s polls: want wait=poll, not %s", lib, d.Wait)
 		case d.Check != model.CheckTrust && lib != ClientUser: // a user's client measures its validity itself (UserLock.Validity)
 			return fmt.Errorf("client %s: check=%s is not played with a library; want check=trust", lib, d.Check)
+		case d.Extend != model.ExtendCheck && lib != ClientUser: // a user's client renews as it does (UserLock.Extend)
+			return fmt.Errorf("client %s: extend=%s is not played with a library; want extend=check", lib, d.Extend)
 		case d.Bug != model.BugNone:
 			return fmt.Errorf("client %s: planted bugs are the reference client's; want bug=none", lib)
 		case d.NodeCrashes > 0:

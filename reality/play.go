@@ -313,7 +313,7 @@ func setup(ctx context.Context, lock, store *redis.Client, d *model.Design, sc s
 			return fmt.Errorf("SET %s: %v", k, err)
 		}
 	}
-	for _, s := range []*redis.Script{acquireScript, setNXIncrScript, cadScript, renewScript, lookScript,
+	for _, s := range []*redis.Script{acquireScript, setNXIncrScript, cadScript, renewScript, renewSetNXScript, lookScript,
 		acquireNoNXScript, setNoNXIncrScript, cadNoCheckScript, sc.read, sc.write} {
 		if err := s.Load(ctx, lock).Err(); err != nil {
 			return fmt.Errorf("SCRIPT LOAD: %v", err)

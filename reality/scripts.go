@@ -59,6 +59,18 @@ else
   return 0
 end`)
 
+	// renewSetNXScript is extend=setnx's renewal, as redsync's
+	// touchWithSetNXScript (WithSetNXOnExtend): PEXPIRE its own key, or
+	// set a missing one again.
+	renewSetNXScript = redis.NewScript(`
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+  return redis.call("PEXPIRE", KEYS[1], ARGV[2])
+elseif redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2], "NX") then
+  return 1
+else
+  return 0
+end`)
+
 	// lookScript is the observer's look at the key: its value ("": no key)
 	// and its PTTL in one reply. It only reads.
 	lookScript = redis.NewScript(`

@@ -461,14 +461,18 @@ func (l *keyLock) renew(ctx context.Context, c *client, ob *Obs) (model.Reply, e
 	if l.lib != nil {
 		return libRenew(ctx, l.lib, ob)
 	}
-	n, err := renewScript.Run(ctx, l.lock, []string{LockKey}, l.value, l.px.Milliseconds()).Int64()
+	script := renewScript
+	if l.d.Extend == model.ExtendSetNX { // redsync's touchWithSetNXScript
+		script = renewSetNXScript
+	}
+	n, err := script.Run(ctx, l.lock, []string{LockKey}, l.value, l.px.Milliseconds()).Int64()
 	if err != nil {
 		if err := lockErr(l.d, err, "renew script"); !isDown(err) {
 			return model.Reply{}, err
 		}
 		n = 0
 	}
-	ob.Result = model.ResNoop // a failed renewal does not stop the worker
+	ob.Result = model.ResNoop
 	if n == 1 {
 		ob.Result = model.ResOK
 	}
