@@ -128,7 +128,7 @@ var Entries = []Entry{
 	{"redis/cad/none/plain,extend=setnx,renew=3", "redsync WithSetNXOnExtend: a renewal sets the expired key again and says extended; the stale write holds a key"},
 	{"redis/cad/none/plain,renew-fail=stop,renew=3", "a failed renewal stops the worker: a pause after the last good renewal still loses an update"},
 	{"redis/cad/none/plain,extend=setnx,watchdog-stop=after-unlock,clients=2,pauses=0,renew=2", "a renewal after the release sets the released key again: the next client waits out a TTL"},
-	{"redis/cad/none/plain,check=acquire,delay-at=acquire,pauses=0,delays=1", "validity checked once, at the acquire's reply (redsync): a reply with a tick left still acts past the TTL"},
+	{"redis/cad/none/plain,check=acquire,delay-at=acquire,work=3,pauses=0,delays=1,max-delay=8", "validity checked once, at the acquire's reply (redsync): a late reply with validity left, and the work outlasts the TTL"},
 	// repeated jobs: a late release meets its own client's next lock
 	{"redis/cad/none/plain,value=process,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "one lock value per process: a late release deletes its own client's next lock"},
 	{"redis/cad/none/plain,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "a lock value per job: the late release leaves the next lock alone"},

@@ -946,6 +946,22 @@ var knobs = []knob{
 			}
 			return 1, "renew in the worker (it stops when the worker hangs)"
 		}),
+	wordKnob("extend", words(func(i int) model.ExtendMode { return model.ExtendMode(i) }),
+		func(d *model.Design) string { return d.Extend.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "check" {
+				return 1, "renew only a key that is still the client's own (drop WithSetNXOnExtend)"
+			}
+			return 1, "set a missing key again on renewal (redsync's WithSetNXOnExtend)"
+		}),
+	wordKnob("watchdog-stop", words(func(i int) model.WatchdogStop { return model.WatchdogStop(i) }),
+		func(d *model.Design) string { return d.WatchdogStop.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "before-unlock" {
+				return 1, "stop the watchdog before sending the unlock"
+			}
+			return 1, "stop the watchdog after the unlock (a renewal may follow the release)"
+		}),
 	wordKnob("renew-fail", words(func(i int) model.RenewFailMode { return model.RenewFailMode(i) }),
 		func(d *model.Design) string { return d.RenewFail.String() },
 		func(d *model.Design, from, to string) (int, string) {
