@@ -250,6 +250,9 @@ func playable(d *model.Design) error {
 	if d.Watchdog == model.WatchdogSidecar {
 		return fmt.Errorf("design %s: a sidecar renewer (watchdog=sidecar) is not played for real yet; set watchdog=worker", d.Name())
 	}
+	if d.Check == model.CheckAcquire && d.Delays > 0 {
+		return fmt.Errorf("design %s: check=acquire's give-up on a late acquire reply is not played for real yet; set check=trust or delays=0", d.Name())
+	}
 	if d.Reenter != model.ReenterNone {
 		return fmt.Errorf("design %s: nested acquires (reenter=%s) are not played for real yet; set reenter=none", d.Name(), d.Reenter)
 	}
