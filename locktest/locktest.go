@@ -144,6 +144,22 @@ type Config struct {
 	// TTL's 10 (etcd: 3) with Extend (the Lock must be an Extender), as the
 	// model's watchdog does.
 	RenewTicks int
+	// StopOnFailedRenewal, with RenewTicks: your job stops when Extend
+	// reports false (your client's watchdog cancels the job's context):
+	// the model's worker gives its job up before its next read or write
+	// and releases (renew-fail=stop). Without it the job goes on after a
+	// failed renewal, as a worker nobody tells.
+	StopOnFailedRenewal bool
+	// RenewAfterUnlock, with RenewTicks: your client stops its watchdog
+	// after the unlock, not before, so that a renewal due at the release
+	// may run after it (watchdog-stop=after-unlock): Run then calls Extend
+	// after Release. A correct client's late Extend finds no lock of its
+	// own and reports false.
+	RenewAfterUnlock bool
+	// SetNXOnExtend, with RenewTicks: your client's Extend sets a missing
+	// key again and reports true (redsync's WithSetNXOnExtend:
+	// extend=setnx), which the model then predicts.
+	SetNXOnExtend bool
 	// CheckValidity, if set, checks before each read and write of the
 	// job that some of the lock is left (the Lock must be a Validator), as
 	// the model's check=validity client does: the job gives up when
@@ -207,6 +223,15 @@ func (cfg Config) design(faults bool) string {
 	}
 	if cfg.CheckValidity {
 		s += ",check=validity"
+	}
+	if cfg.SetNXOnExtend {
+		s += ",extend=setnx"
+	}
+	if cfg.StopOnFailedRenewal {
+		s += ",renew-fail=stop"
+	}
+	if cfg.RenewAfterUnlock {
+		s += ",watchdog-stop=after-unlock"
 	}
 	return s
 }
@@ -471,6 +496,8 @@ func (cfg Config) check() error {
 		return fmt.Errorf("Config.Tick %v with locktest.Etcd: want a multiple of %v (leases are whole seconds and expire up to half a second late)", cfg.Tick, reality.EtcdTick)
 	case cfg.RenewTicks < 0 || cfg.RenewTicks > 9:
 		return fmt.Errorf("Config.RenewTicks %d: want 0 (no renewal) to 9 ticks of the TTL's 10", cfg.RenewTicks)
+	case cfg.RenewTicks == 0 && (cfg.StopOnFailedRenewal || cfg.RenewAfterUnlock || cfg.SetNXOnExtend):
+		return fmt.Errorf("Config.StopOnFailedRenewal, RenewAfterUnlock and SetNXOnExtend need Config.RenewTicks ≥ 1 (a client that renews)")
 	case cfg.Schedules < 0 || cfg.Schedules > 100000:
 		return fmt.Errorf("Config.Schedules %d: want 0 (10) to 100000", cfg.Schedules)
 	case cfg.Parallel < 0 || cfg.Parallel > maxParallel:

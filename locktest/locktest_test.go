@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"lockcheck/locktest"
+	"lockcheck/model"
 	"lockcheck/reality"
 )
 
@@ -21,10 +22,11 @@ import (
 // check-and-PEXPIRE script to extend. bug plants one of the mistakes that
 // lock clients are known for.
 type redisLock struct {
-	rc   *redis.Client
-	t    locktest.Target
-	bug  string
-	sent time.Time // when the last Acquire sent its request
+	rc       *redis.Client
+	t        locktest.Target
+	bug      string
+	sent     time.Time // when the last Acquire sent its request
+	released bool      // its last Release was called: the lock is given back
 }
 
 var (
@@ -46,7 +48,7 @@ func newLock(bug string) func(ctx context.Context, t locktest.Target) (locktest.
 }
 
 func (l *redisLock) Acquire(ctx context.Context) (bool, error) {
-	l.sent = time.Now()
+	l.sent, l.released = time.Now(), false
 	return l.rc.SetNX(ctx, l.t.Key, l.t.Value, l.t.TTL).Result()
 }
 
@@ -60,6 +62,7 @@ func (l *redisLock) Validity(ctx context.Context) (time.Duration, error) {
 }
 
 func (l *redisLock) Release(ctx context.Context) (bool, error) {
+	l.released = true
 	switch l.bug {
 	case "release-any": // DEL without looking whose key it is
 		n, err := l.rc.Del(ctx, l.t.Key).Result()
@@ -73,6 +76,10 @@ func (l *redisLock) Release(ctx context.Context) (bool, error) {
 }
 
 func (l *redisLock) Extend(ctx context.Context) (bool, error) {
+	if l.bug == "renew-after-unlock" && l.released { // its watchdog, racing the unlock, takes the lock back: SET NX PX
+		ok, err := l.rc.SetNX(ctx, l.t.Key, l.t.Value, l.t.TTL).Result()
+		return ok, err
+	}
 	if l.bug == "extend-recreates" { // SET PX: a key it lost comes back as its own
 		err := l.rc.Set(ctx, l.t.Key, l.t.Value, l.t.TTL).Err()
 		return err == nil, err
@@ -94,6 +101,10 @@ func TestCorrectClient(t *testing.T) {
 		{Storage: locktest.TokenOnReadsAndWrites, Clients: 2, Schedules: 3},
 		{Storage: locktest.NoFencing, Clients: 2, RenewTicks: 3, Schedules: 3},
 		{Storage: locktest.NoFencing, Clients: 2, CheckValidity: true, Schedules: 3},
+		// its worker stops on a failed renewal; its watchdog may renew
+		// once after the unlock (the renewal finds no key of its own)
+		{Storage: locktest.NoFencing, Clients: 2, RenewTicks: 3, StopOnFailedRenewal: true, Schedules: 15},
+		{Storage: locktest.NoFencing, Clients: 2, RenewTicks: 2, RenewAfterUnlock: true, Schedules: 3},
 	} {
 		cfg.New = newLock("")
 		t.Run(cfg.Design(), func(t *testing.T) { locktest.Run(t, cfg) })
@@ -111,6 +122,58 @@ func TestCorrectClientLong(t *testing.T) {
 		t.Skip("set LOCKTEST_LONG=1 to play 10,000 schedules (about 20 minutes)")
 	}
 	locktest.Run(t, locktest.Config{Storage: locktest.TokenOnReadsAndWrites, Schedules: 10000, New: newLock("")})
+}
+
+// TestRenewalOptionsAreExercised: the schedules of the correct client's
+// renewal options put them to the test, so that its zero findings say
+// something: with StopOnFailedRenewal a failed renewal stops a worker (the
+// model's replay gives up the job at a renew), and with RenewAfterUnlock a
+// renewal follows its client's release.
+func TestRenewalOptionsAreExercised(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  locktest.Config
+		seen func(d *model.Design, before *model.State, ev *model.Event) bool
+	}{
+		{locktest.Config{Clients: 2, RenewTicks: 3, StopOnFailedRenewal: true, Schedules: 15}, func(d *model.Design, before *model.State, ev *model.Event) bool {
+			return ev.Action.Kind == model.ActRenew && ev.Flags&model.EvGiveUp != 0
+		}},
+		{locktest.Config{Clients: 2, RenewTicks: 2, RenewAfterUnlock: true, Schedules: 3}, func(d *model.Design, before *model.State, ev *model.Event) bool {
+			return ev.Action.Kind == model.ActRenew && !before.Clients[ev.Action.Client].Believes()
+		}},
+	} {
+		cfg := tc.cfg
+		cfg.New = newLock("")
+		t.Run(cfg.Design(), func(t *testing.T) {
+			d, err := model.ParseDesign(cfg.Design())
+			if err != nil {
+				t.Fatal(err)
+			}
+			scheds, err := locktest.Schedules(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var hits []string
+			for _, sc := range scheds {
+				s := model.Init(&d)
+				for _, w := range sc.Steps {
+					a, err := model.ParseAction(w)
+					if err != nil {
+						t.Fatal(err)
+					}
+					next, ev := model.Step(&d, s, a)
+					if tc.seen(&d, &s, &ev) {
+						hits = append(hits, sc.Name)
+						break
+					}
+					s = next
+				}
+			}
+			if len(hits) == 0 {
+				t.Fatalf("no schedule of %d puts the option to the test", len(scheds))
+			}
+			t.Logf("%d of %d schedules put it to the test: %s", len(hits), len(scheds), strings.Join(hits, ", "))
+		})
+	}
 }
 
 // recorder keeps the errors a Run reports instead of failing the test.
@@ -143,6 +206,13 @@ func TestPlantedClientsAreCaught(t *testing.T) {
 		// the same pause, and the failed renewal is reported as a success:
 		// the worker goes on as if it still held the lock
 		{"renew-failure-ignored", locktest.Config{Clients: 2, RenewTicks: 3, Schedules: 7}, "schedule random-7 ", "reply: model renew → 0 (not ours), real renew → 1"},
+		// the pause of random-7, with a worker that stops on a failed
+		// renewal: the model's A gives its job up at t=15, the client's
+		// Extend says it still holds the lock and A writes
+		{"renew-failure-ignored", locktest.Config{Clients: 2, RenewTicks: 3, StopOnFailedRenewal: true, Schedules: 7}, "schedule random-7 ", "reply: model renew → 0 (not ours), real renew → 1"},
+		// A's renewal is due at its release (t=3, renew=2) and runs after
+		// it; the client's watchdog takes the released key back
+		{"renew-after-unlock", locktest.Config{Clients: 2, RenewTicks: 2, RenewAfterUnlock: true, Schedules: 3}, "schedule all-done ", "reply: model renew → 0 (not ours), real renew → 1; key after: model nobody, real A's"},
 		// its validity is the whole TTL whenever it is asked: at A's first
 		// check a tick of drift is already gone, and after a pause past
 		// the TTL nothing is left where it says 10 ticks
