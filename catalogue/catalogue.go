@@ -98,6 +98,9 @@ var Entries = []Entry{
 	{"advisory/cad/none/plain,pool=tx,pauses=0", "session-level through PgBouncer (transaction pooling): a client's lock is a re-entry of another's backend; an unlock on the other backend leaves it held"},
 	{"advisory/cad/none/plain,pool=tx-reset,pauses=0", "PgBouncer with DISCARD ALL after each transaction: the lock vanishes as soon as it is granted"},
 	{"advisory/cad/none/plain,level=xact,pool=tx", "transaction-level through PgBouncer: the transaction keeps its backend, the pool changes nothing"},
+	{"advisory/cad/none/plain,end=keepalive", "sessions ended by TCP keepalive only: a paused client's kernel still answers, the lock outlives the pause"},
+	{"advisory/cad/none/plain,end=keepalive,pauses=0,partitions=1", "a partition outlives TCP keepalive: the session ends, another takes the lock, the cut-off write lands after the heal"},
+	{"advisory/cad/none/plain,end=keepalive,pauses=0,partitions=1,partition-ticks=5", "a short partition stops the unlock: the session outlives it and keeps the lock for ever"},
 	// faults from the field: partitions, lost replies and resends, delays
 	// on every request, client clocks, fault placement
 	{"redlock/cad/none/plain,partition=minority,clients=2,pauses=0,jumps=1,jump=9,partitions=2", "Redlock split by partitions and a clock jump (Kleppmann's case)"},

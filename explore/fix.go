@@ -1018,6 +1018,14 @@ var knobs = []knob{
 			}
 			return 1, "take a session-level lock (pg_try_advisory_lock), the work on another connection"
 		}),
+	wordKnob("end", words(func(i int) model.SessionEnd { return model.SessionEnd(i) }),
+		func(d *model.Design) string { return d.End.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "keepalive" {
+				return 1, "end a session only when TCP keepalive finds its client gone (idle_session_timeout off; tcp_keepalives_* on the server)"
+			}
+			return 1, "end a session idle for the TTL (idle_session_timeout)"
+		}),
 	wordKnob("pool", words(func(i int) model.PoolMode { return model.PoolMode(i) }),
 		func(d *model.Design) string { return d.Pool.String() },
 		func(d *model.Design, from, to string) (int, string) {

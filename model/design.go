@@ -386,6 +386,7 @@ type Design struct {
 	// advisory: session- or transaction-level, and the pool in between
 	Level AdvisoryLevel
 	Pool  PoolMode
+	End   SessionEnd
 	Bug   Bug // a planted bug (testing the testers); BugNone in real designs
 
 	Partition PartitionMode // what a partition cuts a client off from
@@ -613,6 +614,7 @@ var wordParams = []wordParam{
 	{durationAxis, func(d *Design) *uint8 { return (*uint8)(&d.Duration) }, []LockKind{LockLease}, false},
 	{levelAxis, func(d *Design) *uint8 { return (*uint8)(&d.Level) }, []LockKind{LockAdvisory}, false},
 	{poolAxis, func(d *Design) *uint8 { return (*uint8)(&d.Pool) }, []LockKind{LockAdvisory}, false},
+	{endAxis, func(d *Design) *uint8 { return (*uint8)(&d.End) }, []LockKind{LockAdvisory}, false},
 	{bugAxis, func(d *Design) *uint8 { return (*uint8)(&d.Bug) }, nil, false},
 	{partitionAxis, func(d *Design) *uint8 { return (*uint8)(&d.Partition) }, nil, false},
 	{pauseAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.PauseAt) }, nil, true},

@@ -28,6 +28,16 @@ import "fmt"
 // timeout), which rolls the write back and frees the lock. These are the
 // row lock's rules (lock_db.go, tx=inside) with other words.
 //
+// end=keepalive (level=session, no pool) is a server that ends a session
+// only when TCP keepalive finds its client gone (tcp_keepalives_idle,
+// _interval and _count adding up to ttl ticks), not when it is idle: a
+// paused client's kernel still answers the probes, so its lock outlives
+// any pause; a client cut off from the database (partition=service) stops
+// answering them, and its session ends ttl ticks later unless the
+// partition heals first. An unlock that a partition stops leaves the
+// session holding the lock once the partition heals, for as long as the
+// client's process keeps its connection: progress is judged there.
+//
 // pool=tx puts PgBouncer (1.18, pool_mode=transaction) between the clients
 // and the server: each transaction, and each statement outside one, runs
 // on whichever server connection (backend) the pooler hands it. With
@@ -64,6 +74,43 @@ var advisoryService = ServiceFacts{
 	Expiry:    "%s's idle session is ended by the server: its advisory lock is released",
 	Contended: "a client's advisory lock request is refused (or blocks) because another session holds the lock",
 	Bound:     "idle-session timeout",
+}
+
+// SessionEnd is what ends a session-level lock's idle session.
+type SessionEnd uint8
+
+const (
+	EndIdle      SessionEnd = iota // idle_session_timeout = ttl
+	EndKeepalive                   // TCP keepalive: only a client gone (cut off) for ttl ticks
+	numSessionEnds
+)
+
+var endAxis = axis{"end", []string{"idle", "keepalive"}, []string{
+	"advisory: the server ends a session idle for ttl ticks (idle_session_timeout; default)",
+	"advisory: the server ends a session only when TCP keepalive finds its client gone for ttl ticks (cut off by a partition); a paused client's kernel still answers",
+}}
+
+func (m SessionEnd) String() string { return word(endAxis, int(m)) }
+
+// keepalive reports whether d's sessions end by TCP keepalive only.
+func keepalive(d *Design) bool { return d.Lock == LockAdvisory && d.End == EndKeepalive }
+
+// advisoryCut: client i can no longer answer the server's keepalive
+// probes (a partition from the database): its session, if it holds the
+// lock, ends ttl ticks from now unless the partition heals first.
+func advisoryCut(d *Design, s *State, i int) {
+	c := &s.Clients[i]
+	if key := &s.Nodes[0]; keepalive(d) && c.Cut != 0 && key.Owner == uint8(i+1) && key.Exp == 0 {
+		key.Exp = keyEnd(d, s.Now)
+	}
+}
+
+// advisoryHealed: client i answers the probes again; a session still
+// alive no longer ends.
+func advisoryHealed(d *Design, s *State, i int) {
+	if key := &s.Nodes[0]; keepalive(d) && s.Clients[i].Cut == 0 && key.Owner == uint8(i+1) {
+		key.Exp = 0
+	}
 }
 
 // AdvisoryLevel is which advisory lock a design takes.
@@ -146,6 +193,9 @@ func advisoryAcquire(d *Design, s *State, i int, ev *Event) {
 		if key.Owner == 0 {
 			ev.Result = ResOK
 			key.Owner, key.Exp = me, keyEnd(d, s.Now)
+			if keepalive(d) {
+				key.Exp = 0 // the session is not timed while its client answers
+			}
 		}
 	case PoolTx:
 		p := poolNode(s)
@@ -209,6 +259,12 @@ func advisoryRelease(d *Design, s *State, i int, ev *Event) {
 	switch {
 	case !reach(d, s, i, 0):
 		ev.Result = ResUnreachable
+		if keepalive(d) && key.Owner == me && c.Cut != 0 && c.Cut < key.Exp {
+			// the partition heals before keepalive gives the client up:
+			// its session lives on, holding the lock, with the connection
+			// of a process whose job is over
+			key.Exp = 0
+		}
 	case d.Pool == PoolNone:
 		if key.Owner == me { // its session, alive, holds it
 			ev.Result = ResOK
@@ -266,6 +322,9 @@ func (d Design) advisoryApplies() error {
 	if d.TimeoutTicks > 0 {
 		return designErr("design parameter timeout does not apply to lock advisory: a PostgreSQL client does not resend a statement")
 	}
+	if d.End == EndKeepalive && (d.Level != LevelSession || d.Pool != PoolNone) {
+		return designErr("design parameter end=keepalive applies only to level=session with pool=none (a transaction is ended by idle_in_transaction_session_timeout; PgBouncer keeps the pooled backends' connections)")
+	}
 	return nil
 }
 
@@ -322,6 +381,8 @@ func describeAdvisoryRelease(d *Design, st *StepRecord) string {
 	}
 	cmd := "SELECT pg_advisory_unlock(42)"
 	switch {
+	case ev.Result == ResUnreachable && keepalive(d) && st.After.Nodes[0].Owner == st.Action.Client+1 && st.After.Nodes[0].Exp == 0:
+		return cmd + fmt.Sprintf(" → error: cut off (a partition); it gives the unlock up, and the partition heals at t=%d, before TCP keepalive gives it up: its session keeps the lock", st.Before.Clients[st.Action.Client].Cut)
 	case ev.Result == ResUnreachable:
 		return cmd + " → error: cut off (a partition); it gives the unlock up"
 	case ev.Node != 0 && ev.Result == ResOK && st.After.Nodes[1].Exp != 0:

@@ -236,12 +236,18 @@ func paused(d *Design, s *State, i int, p uint8) {
 	if sessionQueue(d) {
 		zkPaused(d, s, i, p)
 	}
+	if d.Lock == LockAdvisory {
+		advisoryCut(d, s, i)
+	}
 }
 
 // resumed is what the end of a pause means for client i's session.
 func resumed(d *Design, s *State, i int) {
 	if sessionQueue(d) {
 		zkResumed(s, i)
+	}
+	if d.Lock == LockAdvisory {
+		advisoryHealed(d, s, i)
 	}
 }
 
@@ -266,7 +272,7 @@ func nodeRestarted(d *Design, s *State) {
 // stuckFree reports whether the service always frees a lock by itself
 // (sessions, idle timeouts), so that progress can never be stuck on a key.
 func stuckFree(d *Design) bool {
-	return sessionQueue(d) || d.Lock == LockDB || d.Lock == LockLease || d.Lock == LockAdvisory
+	return sessionQueue(d) || d.Lock == LockDB || d.Lock == LockLease || d.Lock == LockAdvisory && !keepalive(d)
 }
 
 // ServiceFacts are a lock service's words: one row of data per service,
@@ -391,6 +397,9 @@ func describeRenew(d *Design, st *StepRecord) string {
 
 // expiryWords is what the expiry of client i's lock is called.
 func expiryWords(d *Design, i int) string {
+	if keepalive(d) {
+		return fmt.Sprintf("TCP keepalive gives %s up: the server ends its session and its advisory lock", ClientName(i))
+	}
 	return fmt.Sprintf(Service(d.Lock).Expiry, ClientName(i))
 }
 

@@ -28,8 +28,9 @@ func needPgBouncer(t *testing.T) {
 // (session level: the paused write lands, an update is lost), the
 // transaction killed with its write (xact: nothing lost), a re-entry of a
 // pooled backend's lock and an unlock on the other backend (pool=tx), the
-// lock gone with DISCARD ALL (pool=tx-reset), and the transaction-level
-// lock through the pool. Every step, every holder and the outcome must be
+// lock gone with DISCARD ALL (pool=tx-reset), the transaction-level lock
+// through the pool, and a session that outlives a pause when only TCP
+// keepalive ends sessions (end=keepalive). Every step, every holder and the outcome must be
 // the model's.
 func TestAdvisoryLocks(t *testing.T) {
 	for _, tc := range []struct {
@@ -42,6 +43,7 @@ func TestAdvisoryLocks(t *testing.T) {
 		{"../model/scenarios/advisory-pool-reentry.txt", true, false},
 		{"../model/scenarios/advisory-pool-reset.txt", true, false},
 		{"../model/scenarios/advisory-pool-xact.txt", false, false},
+		{"testdata/advisory-keepalive-pause.txt", false, false}, // end=keepalive: the session outlives the pause
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			in := fileInput(t, tc.file)

@@ -84,7 +84,8 @@ func (w *advisoryWorld) start(ctx context.Context) error {
 	}
 	w.grants = &advisoryGrants{pid: make([]int, w.d.Clients)}
 	w.aobs = &advisoryObserver{c: w.pgc, clients: w.d.Clients, grants: w.grants,
-		byGrant: w.d.Level == model.LevelSession && w.d.Pool != model.PoolNone, named: HolderNone}
+		byGrant: w.d.Level == model.LevelSession && w.d.Pool != model.PoolNone, named: HolderNone,
+		untimed: w.d.End == model.EndKeepalive}
 	return nil
 }
 
@@ -142,7 +143,7 @@ func (l *advisoryLock) open(ctx context.Context) error {
 	if l.c, err = pgx.Connect(ctx, l.url); err != nil {
 		return fmt.Errorf("postgres lock session: %v", err)
 	}
-	if l.d.Level == model.LevelSession && l.d.Pool == model.PoolNone {
+	if l.d.Level == model.LevelSession && l.d.Pool == model.PoolNone && l.d.End == model.EndIdle { // end=keepalive: no idle timeout
 		if _, err := l.c.Exec(ctx, fmt.Sprintf("SET idle_session_timeout = %d", l.timeout.Milliseconds())); err != nil {
 			return fmt.Errorf("postgres: SET idle_session_timeout: %v", err)
 		}
@@ -368,6 +369,7 @@ type advisoryObserver struct {
 	clients int
 	grants  *advisoryGrants
 	byGrant bool // pool=tx, level=session: by the clients' grants
+	untimed bool // end=keepalive: a held lock has no expiry
 	named   int  // byGrant: the holder named last
 }
 
@@ -390,6 +392,9 @@ func (o *advisoryObserver) look(ctx context.Context) (int, int64, error) {
 	}
 	if !o.byGrant {
 		for i := 0; i < o.clients; i++ {
+			if model.ClientName(i) == app && o.untimed {
+				return i, -1, nil
+			}
 			if model.ClientName(i) == app {
 				return i, 0, nil
 			}
@@ -439,6 +444,9 @@ func advisoryTimeout(d *model.Design) string {
 	}
 	if d.Pool != model.PoolNone {
 		return "no timeout (PgBouncer keeps its backends)"
+	}
+	if d.End == model.EndKeepalive {
+		return "no idle timeout (TCP keepalive only; a pause answers it)"
 	}
 	return "idle_session_timeout"
 }
