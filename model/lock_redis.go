@@ -177,9 +177,8 @@ func keyRenew(d *Design, s *State, i int, ev *Event) {
 	case !reach(d, s, i, keyNode(s, i)):
 		ev.Result = ResUnreachable // a failed renewal does not stop the worker
 	case key.Owner == uint8(i+1) && key.Back == 0:
-		if key.Exp != 0 && c.Ready != 0 && key.Exp <= c.Ready {
-			// without this renewal the key is gone before the worker's
-			// next step: the watchdog is put to the test and holds
+		if goneBeforeNextStep(key, c) {
+			// the watchdog is put to the test and holds
 			ev.Flags |= EvRenewSaved
 		}
 		key.Exp = keyEnd(d, s.Now)
@@ -194,6 +193,13 @@ func keyRenew(d *Design, s *State, i int, ev *Event) {
 		ev.Result = ResNoop
 	}
 	ev.Flags |= c.Take(d, ActRenew, Reply{Result: ev.Result}, s.Now).Flags
+}
+
+// goneBeforeNextStep reports whether key expires before client c's main
+// thread takes its next step (a slow job's work, a pause): a renewal that
+// extends it then saves the lock.
+func goneBeforeNextStep(key *Node, c *Client) bool {
+	return key.Exp != 0 && c.Ready != 0 && key.Exp <= c.Ready
 }
 
 // setsMissingKey reports whether a renewal sets key again: extend=setnx,

@@ -16,19 +16,16 @@ func redlockRenew(d *Design, s *State, i int, ev *Event) {
 	n, kept := 0, 0 // keys extended; keys that outlive the worker's next step without this renewal
 	for k := 0; k < d.Nodes; k++ {
 		key := &s.Nodes[k]
-		if !reach(d, s, i, k) {
-			if key.Owner == me && key.Back == 0 && (key.Exp == 0 || c.Ready == 0 || key.Exp > c.Ready) {
-				kept++
-			}
-			continue
+		mine := key.Owner == me && key.Back == 0
+		if mine && !goneBeforeNextStep(key, c) {
+			kept++
 		}
-		if key.Owner == me && key.Back == 0 {
-			if key.Exp == 0 || c.Ready == 0 || key.Exp > c.Ready {
-				kept++
-			}
+		switch {
+		case !reach(d, s, i, k):
+		case mine:
 			key.Exp = keyEnd(d, s.Now)
 			n++
-		} else if setsMissingKey(d, key) { // extend=setnx: a missing key is set again
+		case setsMissingKey(d, key): // extend=setnx: a missing key is set again
 			key.Owner, key.Exp = me, keyEnd(d, s.Now)
 			n++
 		}
