@@ -130,34 +130,29 @@ func slowHint(d model.Design) hintKind {
 // partitionHint: a partition of the client from the lock service
 // (partition=service unless d says otherwise), partition-ticks long.
 func partitionHint(d model.Design) hintKind {
-	n, lo := d.Partitions, d.PartitionTicks
-	if n == 0 {
-		n, lo = 1, 0
-	}
-	return hintKind{fault: "partition", lo: lo, def: max(d.PartitionTicks, d.TTLTicks+d.WorkTicks+3), has: d.Partitions > 0,
-		with: func(m int) model.Design { return withSettings(d, "partitions", n, "partition-ticks", m) },
-		words: func(m int) string {
-			if d.Partitions == 0 {
-				return fmt.Sprintf("add a partition: partitions=1 and partition-ticks at least %d", m)
-			}
-			return fmt.Sprintf("raise partition-ticks to at least %d", m)
-		}}
+	return networkHint(d, "partition", "partitions", "partition-ticks", d.Partitions, d.PartitionTicks)
 }
 
 // delayHint: a request (or an acquire's reply) held in the network,
 // max-delay long.
 func delayHint(d model.Design) hintKind {
-	n, lo := d.Delays, d.MaxDelayTicks
+	return networkHint(d, "network delay", "delays", "max-delay", d.Delays, d.MaxDelayTicks)
+}
+
+// networkHint is a network fault's hint: count faults of the parameter
+// lenName's length (one, from 0, when d has none).
+func networkHint(d model.Design, fault, countName, lenName string, count, length int) hintKind {
+	n, lo := count, length
 	if n == 0 {
 		n, lo = 1, 0
 	}
-	return hintKind{fault: "network delay", lo: lo, def: max(d.MaxDelayTicks, d.TTLTicks+d.WorkTicks+3), has: d.Delays > 0,
-		with: func(m int) model.Design { return withSettings(d, "delays", n, "max-delay", m) },
+	return hintKind{fault: fault, lo: lo, def: max(length, d.TTLTicks+d.WorkTicks+3), has: count > 0,
+		with: func(m int) model.Design { return withSettings(d, countName, n, lenName, m) },
 		words: func(m int) string {
-			if d.Delays == 0 {
-				return fmt.Sprintf("add a network delay: delays=1 and max-delay at least %d", m)
+			if count == 0 {
+				return fmt.Sprintf("add a %s: %s=1 and %s at least %d", fault, countName, lenName, m)
 			}
-			return fmt.Sprintf("raise max-delay to at least %d", m)
+			return fmt.Sprintf("raise %s to at least %d", lenName, m)
 		}}
 }
 
