@@ -302,8 +302,13 @@ func writeLeaseParagraph(w io.Writer, rep *explore.FixReport, lock, data []strin
 			strings.Join(lock, ", "), lw)
 		return
 	}
-	fmt.Fprintf(w, "No design within %d change(s) keeps the lock exclusive against this fault budget: on every neighbour %s still break, or hold only because no fault reached them. The reason: %s lets a holder outlive its %s while it still believes it holds the lock, and no lease-based lock stays exclusive against a pause longer than its lease; a longer %s only moves the bound, as a real pause (GC, VM migration, swapping) is not bounded by it (each longer %s below is checked against faults that outlast it by as much, and breaks again). Only the storage can refuse the late write: for correctness protect the data, with fencing tokens checked by the storage (max-token), a compare-and-set (cas), or the database's own transaction.",
-		rep.Distance, strings.Join(lock, ", "), faults, lw, lw, lw)
+	if grant, ok := faultFreeGrant(rep); ok {
+		fmt.Fprintf(w, "No design within %d change(s) keeps the lock exclusive against this fault budget: on every neighbour %s still break, or hold only because no fault reached them. The reason: its counterexample needs no fault, as the lock service itself grants the lock while an earlier grant is still believed in (%s); no longer or renewed %s changes that, and on the neighbours that do not grant it twice, a fault lets a holder outlive its %s while it still believes it holds the lock. Only the storage can refuse the late write: for correctness protect the data, with fencing tokens checked by the storage (max-token), a compare-and-set (cas), or the database's own transaction.",
+			rep.Distance, strings.Join(lock, ", "), grant, lw, lw)
+	} else {
+		fmt.Fprintf(w, "No design within %d change(s) keeps the lock exclusive against this fault budget: on every neighbour %s still break, or hold only because no fault reached them. The reason: %s lets a holder outlive its %s while it still believes it holds the lock, and no lease-based lock stays exclusive against a pause longer than its lease; a longer %s only moves the bound, as a real pause (GC, VM migration, swapping) is not bounded by it (each longer %s below is checked against faults that outlast it by as much, and breaks again). Only the storage can refuse the late write: for correctness protect the data, with fencing tokens checked by the storage (max-token), a compare-and-set (cas), or the database's own transaction.",
+			rep.Distance, strings.Join(lock, ", "), faults, lw, lw, lw)
+	}
 	switch {
 	case len(data) > 0 && len(rep.DataSafe) > 0:
 		fmt.Fprintf(w, " The nearest data-safe designs follow.\n\n")
@@ -312,6 +317,22 @@ func writeLeaseParagraph(w io.Writer, rep *explore.FixReport, lock, data []strin
 	default:
 		fmt.Fprintf(w, " The data is safe already (%s): this design is lock-unsafe, data-safe, and no change to the lock makes it more.\n", dataHeld(rep))
 	}
+}
+
+// faultFreeGrant is the step of a fault-free mutex counterexample at which
+// the service grants a lock that another client still believes it holds
+// (a pooled backend re-entering its session's lock, say): there, no lease
+// was outlived, and the lease paragraph's reason would be wrong.
+func faultFreeGrant(rep *explore.FixReport) (string, bool) {
+	r, ok := rep.Original.Result("mutex")
+	if !ok || r.Status != explore.Violated || len(r.Trace) == 0 || traceFaults(r.Trace) != "none" {
+		return "", false
+	}
+	run, err := model.Replay(&rep.Design, r.Trace)
+	if err != nil || len(run.Steps) == 0 {
+		return "", false
+	}
+	return model.Describe(&run.Design, &run.Steps[len(run.Steps)-1]), true
 }
 
 // dataHeld names the data-safety properties that hold on the design.

@@ -155,3 +155,17 @@ func TestFixWatchdogSidecarIsJudged(t *testing.T) {
 	require.Contains(t, out, "1. storage plain → cas")
 	require.Contains(t, out, "watchdog worker → sidecar (and a worker crash: its sidecar renews a dead worker's lock): still violates progress")
 }
+
+// advisory locks behind PgBouncer in transaction mode break mutual
+// exclusion with no fault at all: a client routed to the backend that
+// holds the lock re-enters it. fix must not blame an outlived
+// idle-session timeout there; it names the grant from the counterexample.
+func TestFixFaultFreeGrantIsNotALeaseStory(t *testing.T) {
+	code, out, errs := runCmd("fix", "-design", "advisory/cad/none/plain,pool=tx", "-changes", "1")
+	require.Equal(t, exitViolated, code, errs)
+	require.Contains(t, out, "The reason: its counterexample needs no fault, as the lock service itself grants the lock while an earlier grant is still believed in (t=1 C: SELECT pg_try_advisory_lock(42) on backend 1 → true: that backend already holds the lock (A's grant)")
+	require.NotContains(t, out, "The reason: the fault of its counterexample (none)")
+	// with its own session per client, the lock breaks only through a fault
+	_, out, _ = runCmd("fix", "-design", "advisory/cad/none/plain", "-changes", "1")
+	require.Contains(t, out, "The reason: the fault of its counterexample (pause) lets a holder outlive its idle-session timeout")
+}
