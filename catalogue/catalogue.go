@@ -87,6 +87,8 @@ var Entries = []Entry{
 	// ZooKeeper
 	{"zookeeper/cad/none/plain", "session expiry during a pause"},
 	{"zookeeper/cad/rw/max-token", "the sequence number as fencing token"},
+	{"zookeeper/cad/none/plain,lose-at=acquire,pauses=0,losses=1,timeout=3", "a create's reply is lost: protected mode (a GUID in the node's name) finds the node again on the retry"},
+	{"zookeeper/cad/none/plain,protect=no,lose-at=acquire,pauses=0,losses=1,timeout=3", "without protected mode the lost create's node stays with its live session, the lowest, unknown to its client: the lock is held for ever by no one"},
 	// database row lock
 	{"db/cad/none/plain", "work inside the lock's transaction"},
 	{"db/cad/none/plain,tx=outside", "work outside the lock's transaction"},

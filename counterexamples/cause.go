@@ -355,6 +355,9 @@ func lostClause(run *model.Run) string {
 func stuckClause(run *model.Run, at int) string {
 	d := &run.Design
 	s := &run.Steps[at-1].After
+	if w := model.HeldForEverWords(d, s); w != "" { // held by no client that believes in it
+		return w
+	}
 	if k := model.StuckNode(d, s); k >= 0 {
 		o := s.Nodes[k].Owner
 		return fmt.Sprintf("the key is %s's, it never expires, and %s will never release it", ownerName(o), ownerName(o))

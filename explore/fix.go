@@ -1026,6 +1026,14 @@ var knobs = []knob{
 			}
 			return 1, "end a session idle for the TTL (idle_session_timeout)"
 		}),
+	wordKnob("protect", words(func(i int) model.Protect { return model.Protect(i) }),
+		func(d *model.Design) string { return d.Protect.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "yes" {
+				return 1, "create the lock node in protected mode (a GUID in its name: Curator's withProtection, go-zookeeper's Lock), so that a retry after a lost reply finds it again"
+			}
+			return 1, "create the lock node plainly, and again when a reply is lost"
+		}),
 	wordKnob("pool", words(func(i int) model.PoolMode { return model.PoolMode(i) }),
 		func(d *model.Design) string { return d.Pool.String() },
 		func(d *model.Design, from, to string) (int, string) {

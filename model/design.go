@@ -387,7 +387,9 @@ type Design struct {
 	Level AdvisoryLevel
 	Pool  PoolMode
 	End   SessionEnd
-	Bug   Bug // a planted bug (testing the testers); BugNone in real designs
+	// zookeeper: whether a lost create's node is found again
+	Protect Protect
+	Bug     Bug // a planted bug (testing the testers); BugNone in real designs
 
 	Partition PartitionMode // what a partition cuts a client off from
 	PauseAt   Place         // where a pause may fall
@@ -615,6 +617,7 @@ var wordParams = []wordParam{
 	{levelAxis, func(d *Design) *uint8 { return (*uint8)(&d.Level) }, []LockKind{LockAdvisory}, false},
 	{poolAxis, func(d *Design) *uint8 { return (*uint8)(&d.Pool) }, []LockKind{LockAdvisory}, false},
 	{endAxis, func(d *Design) *uint8 { return (*uint8)(&d.End) }, []LockKind{LockAdvisory}, false},
+	{protectAxis, func(d *Design) *uint8 { return (*uint8)(&d.Protect) }, []LockKind{LockZooKeeper}, false},
 	{bugAxis, func(d *Design) *uint8 { return (*uint8)(&d.Bug) }, nil, false},
 	{partitionAxis, func(d *Design) *uint8 { return (*uint8)(&d.Partition) }, nil, false},
 	{pauseAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.PauseAt) }, nil, true},
@@ -908,6 +911,9 @@ func (d Design) Validate() error {
 		return err
 	}
 	if err := d.advisoryApplies(); err != nil {
+		return err
+	}
+	if err := d.protectApplies(); err != nil {
 		return err
 	}
 	return d.faultsApply()

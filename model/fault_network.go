@@ -191,7 +191,8 @@ func loseActions(d *Design, s *State, i int, buf []Action) []Action {
 // lose applies client i's next request, then forgets the reply: the client
 // is as it was, and resends after the timeout. What the servers did stays,
 // and so do the facts a client keeps for the servers (its ZooKeeper node,
-// as Curator's protected mode finds it again; its job's accepted write).
+// as Curator's protected mode finds it again, unless protect=no; its job's
+// accepted write).
 func lose(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	k, _ := mainStep(d, s, i)
@@ -206,6 +207,7 @@ func lose(d *Design, s *State, i int, ev *Event) {
 	c.Flags = c.Flags&^(FlagZNode|FlagWrote) | keep | FlagStarted
 	if sessionQueue(d) {
 		c.Token = token
+		zkLost(d, s, i, &before) // protect=no: the created node is an orphan
 	}
 	c.Ready = s.Now + uint8(d.TimeoutTicks)
 }
@@ -377,7 +379,7 @@ func describeArrive(d *Design, st *StepRecord) string {
 func describeLose(d *Design, st *StepRecord) string {
 	shadow := *st
 	shadow.Action.Kind, _ = mainStep(d, &st.Before, int(st.Action.Client))
-	return describeClientStep(d, &shadow) + fmt.Sprintf("; the reply is lost, it sends it again at t=%d", int(st.Event.Now)+d.TimeoutTicks)
+	return describeClientStep(d, &shadow) + fmt.Sprintf("; the reply is lost, it sends it again at t=%d", int(st.Event.Now)+d.TimeoutTicks) + describeZKLost(d, st)
 }
 
 func describePartition(d *Design, st *StepRecord) string {

@@ -245,6 +245,29 @@ func grantedOn(s *State, o int, b uint8) bool {
 	return o >= 0 && s.Clients[o].Believes() && s.Clients[o].Votes == b
 }
 
+// poolLeaked is the backend (1, 2) that holds the lock for ever under
+// pool=tx: it holds it, and no client believes in a grant on it (or has
+// one's reply on its way); -1 when none does. Nothing frees it then: each
+// later grant on that backend is a re-entry, which its client's unlock
+// undoes at most once, and PgBouncer keeps the backend open.
+func poolLeaked(d *Design, s *State) int {
+	b := poolNode(s).Exp
+	if b == 0 {
+		return -1
+	}
+	for o := 0; o < d.Clients; o++ {
+		if c := &s.Clients[o]; c.Votes == b && c.Flags&(FlagBelieves|FlagReply) != 0 {
+			return -1
+		}
+	}
+	return int(b)
+}
+
+// describePoolLeaked says that backend b holds the lock for ever.
+func describePoolLeaked(d *Design, s *State, b int) string {
+	return fmt.Sprintf("backend %d holds the advisory lock (%d time(s)) and no client believes in a grant on it: PgBouncer keeps the backend open, so it holds it for ever, and a client gets in only as a re-entry of that backend's lock", b, poolNode(s).Fence)
+}
+
 // advisoryRelease is pg_advisory_unlock(42) (level=session) or COMMIT
 // (level=xact).
 func advisoryRelease(d *Design, s *State, i int, ev *Event) {

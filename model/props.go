@@ -166,11 +166,18 @@ func InCriticalSection(believes bool, p Phase) bool {
 // whose holder will never release it (done or crashed, or restarted and
 // waiting on it), or (wait=notify)
 // no key at all while every live client sleeps until a release that nobody
-// will make. Sessions (ZooKeeper) and idle timeouts (db) always free a lock.
+// will make. Sessions (ZooKeeper) and idle timeouts (db) free a lock by
+// themselves, except where a lock can be held for ever by no client that
+// believes in it (HeldForEver: an orphan ZooKeeper node of a live session,
+// a pooled backend's lock): a live client then waits for ever, or gets in
+// only as a re-entry of a lock that is not its own.
 func stuck(d *Design, s *State) bool {
 	// The search asks this of every step of every design, and a stuck
 	// node is rare: the node scan comes first and the clients are read
 	// only when it finds one, or for wait=notify with no key.
+	if leaks(d) && HeldForEver(d, s) >= 0 {
+		return anyLive(d, s)
+	}
 	if stuckFree(d) {
 		return false
 	}
@@ -188,6 +195,16 @@ func stuck(d *Design, s *State) bool {
 		}
 	}
 	return anyLive && (node >= 0 || allWaiting)
+}
+
+// anyLive reports whether some client is live.
+func anyLive(d *Design, s *State) bool {
+	for i := 0; i < d.Clients; i++ {
+		if s.Clients[i].Live() {
+			return true
+		}
+	}
+	return false
 }
 
 // StuckNode is a lock node whose key never expires and that its owner will

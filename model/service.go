@@ -33,13 +33,13 @@ func diskNode(d *Design) int {
 }
 
 // usedNodes is how many node slots the design's states use: the service's
-// nodes, and the disk image of fsync=N or the pool of a pooled advisory
-// lock (poolNode).
+// nodes, and the disk image of fsync=N, the pool of a pooled advisory
+// lock (poolNode) or the orphan nodes of protect=no (orphanSlots).
 func usedNodes(d *Design) int {
 	if d.FsyncTicks > 0 || pooledSession(d) {
 		return lockNodes(d) + 1
 	}
-	return lockNodes(d)
+	return lockNodes(d) + orphanSlots(d) // unprotected ZooKeeper's orphan nodes
 }
 
 // crashableNodes is how many nodes (from node 0) a node-crash or clock-jump
@@ -102,7 +102,7 @@ func keyNode(s *State, i int) int {
 func acquireEnabled(d *Design, s *State, i int) bool {
 	switch d.Lock {
 	case LockZooKeeper:
-		return zkAcquireEnabled(s, i)
+		return zkAcquireEnabled(d, s, i)
 	case LockEtcdMutex:
 		return emAcquireEnabled(s, i)
 	}
@@ -273,6 +273,40 @@ func nodeRestarted(d *Design, s *State) {
 // (sessions, idle timeouts), so that progress can never be stuck on a key.
 func stuckFree(d *Design) bool {
 	return sessionQueue(d) || d.Lock == LockDB || d.Lock == LockLease || d.Lock == LockAdvisory && !keepalive(d)
+}
+
+// leaks reports whether d's lock can be held for ever by no client that
+// believes in it although the service frees locks by itself (stuckFree):
+// protect=no's orphan nodes, pool=tx's backends.
+func leaks(d *Design) bool {
+	return d.Protect == ProtectNo && d.Lock == LockZooKeeper || pooledSession(d)
+}
+
+// HeldForEver is who holds d's lock for ever in s, with no client that
+// believes in it: the client whose live session owns the orphan node that
+// is lowest (protect=no), or the pooled backend (1, 2) that keeps it
+// (pool=tx); -1 when none does.
+func HeldForEver(d *Design, s *State) int {
+	switch {
+	case unprotected(d):
+		return zkOrphanHeld(d, s)
+	case pooledSession(d):
+		return poolLeaked(d, s)
+	}
+	return -1
+}
+
+// HeldForEverWords says who holds the lock for ever in s (HeldForEver),
+// or "".
+func HeldForEverWords(d *Design, s *State) string {
+	k := HeldForEver(d, s)
+	switch {
+	case k < 0:
+		return ""
+	case unprotected(d):
+		return describeOrphanHeld(d, s, k)
+	}
+	return describePoolLeaked(d, s, k)
 }
 
 // ServiceFacts are a lock service's words: one row of data per service,

@@ -422,6 +422,10 @@ func clientFaultActions(d *Design, s *State, buf []Action) []Action {
 			if d.Restarts > 0 {
 				buf = restartActions(d, s, i, buf)
 			}
+		} else if d.Lock == LockZooKeeper && int(s.Used[FaultLoss]) < d.Losses {
+			// a ZooKeeper job's create is its first step: its reply may be
+			// lost too (what protected mode is for, lock_zookeeper.go)
+			buf = loseActions(d, s, i, buf)
 		}
 		if int(s.Used[FaultPartition]) < d.Partitions {
 			buf = partitionActions(d, s, i, buf) // a client may be cut off before it starts

@@ -19,7 +19,7 @@ type Coverage struct {
 	ForeignRelease bool   // a release reached a lock (Redlock: a node's key) another client held (ForeignRelease)
 	LateRelease    bool   // a late release met its own client's lock of a later job (jobs=N)
 	Rejected       bool   // the storage refused a read or a write (a late or resent copy the fence stopped)
-	NoExpiry       bool   // a fault left a lock key without expiry (a lost SET NX reply, a crash before EXPIRE)
+	NoExpiry       bool   // a fault left a lock key without expiry (a lost SET NX reply, a crash before EXPIRE; a lost ZooKeeper create's reply)
 	RenewSaved     bool   // a renewal kept a key that would have expired before its holder's next step (EvRenewSaved)
 }
 
@@ -52,6 +52,9 @@ func Witnesses(d *Design, s *State, ev *Event) uint8 {
 	if ev != nil && d.Acquire == AcquireSetExpire && ev.Action.Kind.IsFault() && keyWithoutExpiry(d, s) {
 		w |= WitNoExpiry
 	}
+	if ev != nil && ev.Action.Kind == ActLose && d.Lock == LockZooKeeper && ev.Token != 0 && s.Clients[ev.Action.Client].Phase == PhaseAcquire {
+		w |= WitNoExpiry // a create's reply was lost: a node its client must find again (lock_zookeeper.go)
+	}
 	if ev != nil && ev.Flags&EvRenewSaved != 0 {
 		w |= WitRenewSaved
 	}
@@ -80,7 +83,7 @@ func Unwitnessable(d *Design) uint8 {
 	if d.Storage == StoragePlain {
 		w |= WitRejected
 	}
-	if d.Acquire != AcquireSetExpire {
+	if d.Acquire != AcquireSetExpire && !(d.Lock == LockZooKeeper && d.Losses > 0) {
 		w |= WitNoExpiry
 	}
 	if d.RenewTicks == 0 || d.Lock == LockRedlock {
