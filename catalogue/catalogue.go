@@ -134,6 +134,10 @@ var Entries = []Entry{
 	{"redis/cad/none/plain,renew-fail=stop,renew=3", "a failed renewal stops the worker: a pause after the last good renewal still loses an update"},
 	{"redis/cad/none/plain,extend=setnx,watchdog-stop=after-unlock,clients=2,pauses=0,renew=2", "a renewal after the release sets the released key again: the next client waits out a TTL"},
 	{"redis/cad/none/plain,check=acquire,delay-at=acquire,work=3,pauses=0,delays=1,max-delay=8", "validity checked once, at the acquire's reply (redsync): a late reply with validity left, and the work outlasts the TTL"},
+	// a release that fails: lost before it reaches the service, and the client's choice
+	{"zookeeper/cad/none/plain,release-fail=forget,lose=request,lose-at=release,clients=2,pauses=0,losses=1,timeout=3", "a release lost on the way and a client that forgets it held the lock: its node lives on with its session"},
+	{"zookeeper/cad/none/plain,lose=request,lose-at=release,clients=2,pauses=0,losses=1,timeout=3", "the lost release sent again after the timeout: the node goes, every job ends"},
+	{"redis/cad/none/plain,release-fail=forget,lose=request,lose-at=release,clients=2,pauses=0,losses=1,timeout=3", "a forgotten release on Redis: the key's TTL frees it, the next client waits up to a TTL"},
 	// repeated jobs: a late release meets its own client's next lock
 	{"redis/cad/none/plain,value=process,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "one lock value per process: a late release deletes its own client's next lock"},
 	{"redis/cad/none/plain,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "a lock value per job: the late release leaves the next lock alone"},

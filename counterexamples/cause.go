@@ -236,6 +236,12 @@ func faultWords(run *model.Run, f FaultRole) string {
 		return fmt.Sprintf("lock node %d's clock jumped %d ticks at t=%d", a.Arg+1, d.JumpTicks, f.Tick)
 	case model.ActLose:
 		s := fmt.Sprintf("%s's request at t=%d was applied but its reply was lost", c, f.Tick)
+		if d.Lose == model.LoseRequest {
+			s = fmt.Sprintf("%s's request at t=%d was lost before it reached the server", c, f.Tick)
+		}
+		if k := model.RequestKind(d, &run.Steps[f.Seq-1]); d.ReleaseFail == model.ReleaseFailForget && (k == model.ActRelease || k == model.ActDel) {
+			return s + " and it forgot its lock (release-fail=forget)"
+		}
 		if d.TimeoutTicks > 0 {
 			s += fmt.Sprintf(" (it resends after %d ticks)", d.TimeoutTicks)
 		}

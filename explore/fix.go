@@ -970,6 +970,18 @@ var knobs = []knob{
 			}
 			return 1, "let the worker go on after a failed renewal"
 		}),
+	// a client that forgets a release that got no answer is never a fix:
+	// the knob only goes back to retrying
+	{key: "release-fail", cur: func(d *model.Design) string { return d.ReleaseFail.String() },
+		values: func(d *model.Design) []string {
+			if d.ReleaseFail == model.ReleaseFailForget {
+				return []string{model.ReleaseFailRetry.String()}
+			}
+			return nil
+		},
+		cost: func(d *model.Design, from, to string) (int, string) {
+			return 1, "send a release that got no answer again until it is answered (keep the lock value until then)"
+		}},
 	wordKnob("value", words(func(i int) model.ValueMode { return model.ValueMode(i) }),
 		func(d *model.Design) string { return d.Value.String() },
 		func(d *model.Design, from, to string) (int, string) {

@@ -173,6 +173,36 @@ func (c *Client) stopWorker() uint16 {
 	return 0
 }
 
+// LoseRequest is the client whose request of kind k was lost before it
+// reached its server (lose=request): it heard nothing, so it sends the
+// request again after its timeout, or, for a release with
+// release-fail=forget, takes the release as done (Forget). It returns the
+// event flags (EvJobDone when it forgot).
+func (c *Client) LoseRequest(d *Design, k ActionKind, now uint8) uint16 {
+	c.Flags |= FlagStarted
+	if d.ReleaseFail == ReleaseFailForget && (k == ActRelease || k == ActDel) {
+		return c.Forget(d, now)
+	}
+	c.Ready = now + uint8(d.TimeoutTicks)
+	return 0
+}
+
+// Forget is the client taking its release, which got no answer, as done
+// (release-fail=forget: the error of a lost request or reply is read as
+// "released", or the client clears its lock before it knows): it holds
+// no value any more, believes nothing, and its job is over, whatever the
+// server did with the release; its next job (jobs=N) begins once its
+// timeout for the answer is over. It returns EvJobDone.
+func (c *Client) Forget(d *Design, now uint8) uint16 {
+	late := c.lateRenewal(d, now)
+	f := c.finishJob(d)
+	c.Timer = late
+	if c.Live() {
+		c.Ready = now + uint8(d.TimeoutTicks)
+	}
+	return f
+}
+
 // lateRenewal is the renewal due at tick now that runs after the release
 // with watchdog-stop=after-unlock (the tick it was due), or 0.
 func (c *Client) lateRenewal(d *Design, now uint8) uint8 {

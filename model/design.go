@@ -280,6 +280,36 @@ const (
 	numRenewFailModes
 )
 
+// LoseMode is what a lost request loses (losses=N).
+type LoseMode uint8
+
+const (
+	// LoseReply: the request is applied and its reply is lost (default).
+	LoseReply LoseMode = iota
+	// LoseRequest: the request itself is lost before it reaches the
+	// server (the connection dropped it): nothing is applied, and the
+	// client, which sees no reply either, cannot tell the two apart.
+	LoseRequest
+	numLoseModes
+)
+
+// ReleaseFailMode is what a client does when its release gets no answer
+// (a lost request or reply, losses=N).
+type ReleaseFailMode uint8
+
+const (
+	// ReleaseFailRetry: it sends its release again after the timeout, as
+	// every request that got no answer (default).
+	ReleaseFailRetry ReleaseFailMode = iota
+	// ReleaseFailForget: it takes the failed release as done: it clears
+	// its local state (its lock value, its belief) and its job is over. A
+	// release that was not applied (lose=request) leaves its lock held by
+	// nobody who knows it, until the key's TTL, or for ever where nothing
+	// ends it (a ZooKeeper session that lives on).
+	ReleaseFailForget
+	numReleaseFailModes
+)
+
 // WatchdogStop is when the watchdog is stopped at the release (renew=k).
 type WatchdogStop uint8
 
@@ -378,7 +408,11 @@ type Design struct {
 	RenewFail    RenewFailMode
 	WatchdogStop WatchdogStop
 	Value        ValueMode // jobs=N: a lock value per job or per process
-	Ack          AckMode   // replica: WAIT for the replica before the acquire returns
+	// losses=N: what a lost request loses, and what a client whose
+	// release got no answer does
+	Lose        LoseMode
+	ReleaseFail ReleaseFailMode
+	Ack         AckMode // replica: WAIT for the replica before the acquire returns
 	// etcd-mutex: what Lock does once its predecessors are deleted
 	SessionCheck SessionCheck
 	// lease: the lease duration a candidate judges expiry by
@@ -483,6 +517,14 @@ var (
 	watchdogStopAxis = axis{"watchdog-stop", []string{"before-unlock", "after-unlock"}, []string{
 		"renew=k: the watchdog stops before the unlock (default)",
 		"renew=k: the watchdog stops after the unlock: a renewal due at the release may run after it",
+	}}
+	loseAxis = axis{"lose", []string{"reply", "request"}, []string{
+		"losses=N: the request is applied, its reply lost (default)",
+		"losses=N: the request is lost before it reaches the server (the connection dropped it): nothing is applied",
+	}}
+	releaseFailAxis = axis{"release-fail", []string{"retry", "forget"}, []string{
+		"losses=N: a release that got no answer is sent again after the timeout (default)",
+		"losses=N: a release that got no answer is taken as done: the client clears its lock and ends its job, and a lost request leaves the lock held by nobody who knows it",
 	}}
 	waitAxis = axis{"wait", []string{"poll", "notify"}, []string{
 		"retry SET NX every tick (default)",
@@ -611,6 +653,7 @@ var wordParams = []wordParam{
 	{renewFailAxis, func(d *Design) *uint8 { return (*uint8)(&d.RenewFail) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock}, false},
 	{watchdogStopAxis, func(d *Design) *uint8 { return (*uint8)(&d.WatchdogStop) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock}, false},
 	{valueAxis, func(d *Design) *uint8 { return (*uint8)(&d.Value) }, nil, false},
+	{releaseFailAxis, func(d *Design) *uint8 { return (*uint8)(&d.ReleaseFail) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockZooKeeper}, false},
 	{ackAxis, func(d *Design) *uint8 { return (*uint8)(&d.Ack) }, []LockKind{LockReplica}, false},
 	{sessionCheckAxis, func(d *Design) *uint8 { return (*uint8)(&d.SessionCheck) }, []LockKind{LockEtcdMutex}, false},
 	{durationAxis, func(d *Design) *uint8 { return (*uint8)(&d.Duration) }, []LockKind{LockLease}, false},
@@ -620,6 +663,7 @@ var wordParams = []wordParam{
 	{protectAxis, func(d *Design) *uint8 { return (*uint8)(&d.Protect) }, []LockKind{LockZooKeeper}, false},
 	{bugAxis, func(d *Design) *uint8 { return (*uint8)(&d.Bug) }, nil, false},
 	{partitionAxis, func(d *Design) *uint8 { return (*uint8)(&d.Partition) }, nil, false},
+	{loseAxis, func(d *Design) *uint8 { return (*uint8)(&d.Lose) }, nil, false},
 	{pauseAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.PauseAt) }, nil, true},
 	{delayAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.DelayAt) }, nil, true},
 	{loseAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.LoseAt) }, nil, true},
@@ -741,6 +785,10 @@ func (m ValueMode) String() string     { return word(valueAxis, int(m)) }
 func (m ExtendMode) String() string    { return word(extendAxis, int(m)) }
 func (m RenewFailMode) String() string { return word(renewFailAxis, int(m)) }
 func (m WatchdogStop) String() string  { return word(watchdogStopAxis, int(m)) }
+func (m LoseMode) String() string      { return word(loseAxis, int(m)) }
+func (m ReleaseFailMode) String() string {
+	return word(releaseFailAxis, int(m))
+}
 func (m AckMode) String() string       { return word(ackAxis, int(m)) }
 func (m PartitionMode) String() string { return word(partitionAxis, int(m)) }
 func (p Place) String() string         { return word(pauseAtAxis, int(p)) }

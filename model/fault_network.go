@@ -193,13 +193,37 @@ func loseActions(d *Design, s *State, i int, buf []Action) []Action {
 // and so do the facts a client keeps for the servers (its ZooKeeper node,
 // as Curator's protected mode finds it again, unless protect=no; its job's
 // accepted write).
+//
+// With lose=request nothing is applied: the request is lost before it
+// reaches its server. With release-fail=forget a release that got no
+// answer is not sent again: the client clears its lock (Client.Forget)
+// and its job is over, whether the release was applied or not.
 func lose(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	k, _ := mainStep(d, s, i)
 	s.Used[FaultLoss]++
+	forget := d.ReleaseFail == ReleaseFailForget && (k == ActRelease || k == ActDel)
+	if d.Lose == LoseRequest {
+		ev.Result = ResNoop
+		if k == ActWrite {
+			ev.Token, ev.Value = sentToken(d, c, false), c.Read+1
+		}
+		node, token := c.Flags&FlagZNode, c.Token
+		ev.Flags |= c.LoseRequest(d, k, s.Now)
+		if forget && node != 0 && d.Lock == LockZooKeeper { // its node lives on with its session: the process does
+			c.Flags, c.Token = c.Flags|node, token
+		}
+		return
+	}
 	before := *c
 	clientStep(d, s, Action{Kind: k, Client: uint8(i)}, ev)
 	ev.Action = Action{Kind: ActLose, Client: uint8(i)}
+	if forget { // applied: the client, which heard nothing, is done with it all the same
+		if c.Phase == PhaseDel { // get-del: the GET's reply lost, the DEL is never sent
+			ev.Flags |= c.Forget(d, s.Now)
+		}
+		return
+	}
 	ev.Flags &^= EvJobDone
 	keep := c.Flags & (FlagZNode | FlagWrote)
 	token := c.Token
@@ -377,9 +401,39 @@ func describeArrive(d *Design, st *StepRecord) string {
 }
 
 func describeLose(d *Design, st *StepRecord) string {
+	k, _ := mainStep(d, &st.Before, int(st.Action.Client))
+	forget := d.ReleaseFail == ReleaseFailForget && (k == ActRelease || k == ActDel)
+	again := fmt.Sprintf(", it sends it again at t=%d", int(st.Event.Now)+d.TimeoutTicks)
+	if d.Lose == LoseRequest {
+		s := "sends " + requestWords(d, k, &st.Event) + "; the request is lost on the way (the connection dropped it): nothing is applied"
+		if forget {
+			return s + "; no answer: it takes the release as done and forgets its lock (release-fail=forget)" + orphanNote(d, st)
+		}
+		return s + "; no reply" + again
+	}
 	shadow := *st
-	shadow.Action.Kind, _ = mainStep(d, &st.Before, int(st.Action.Client))
-	return describeClientStep(d, &shadow) + fmt.Sprintf("; the reply is lost, it sends it again at t=%d", int(st.Event.Now)+d.TimeoutTicks) + describeZKLost(d, st)
+	shadow.Action.Kind = k
+	if forget {
+		return describeClientStep(d, &shadow) + "; the reply is lost: it takes the release as done (release-fail=forget)"
+	}
+	return describeClientStep(d, &shadow) + "; the reply is lost" + again + describeZKLost(d, st)
+}
+
+// orphanNote tells what becomes of a lock whose holder forgot it with its
+// release unapplied (release-fail=forget, lose=request).
+func orphanNote(d *Design, st *StepRecord) string {
+	i := int(st.Action.Client)
+	k := keyNode(&st.After, i)
+	n := &st.After.Nodes[k]
+	switch {
+	case n.Owner != uint8(i+1):
+		return ""
+	case n.Exp != 0:
+		return fmt.Sprintf("; its %s stays, held by nobody who knows it, until it expires at t=%d", Service(d.Lock).Noun, n.Exp)
+	case d.Lock == LockZooKeeper:
+		return "; its node stays: its session lives on with the process, and nobody will delete it"
+	}
+	return "; its lock stays, and nothing will free it"
 }
 
 func describePartition(d *Design, st *StepRecord) string {

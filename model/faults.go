@@ -73,7 +73,7 @@ var faultTable = [NumFaults]faultRow{
 	FaultClockJump:    {"jumps", "clock jump", "clock jumps", ActClockJump, []string{"jump"}, shownUsed, "Jumped", "clock jumps", "clock jumps are not played for real (Debian's redis-server will not run under libfaketime)"},
 	FaultDelay:        {"delays", "network delay", "network delays", ActDelay, []string{"max-delay", "delay-at"}, shownUsed, "Delayed", "delays", ""},
 	FaultPartition:    {"partitions", "partition", "partitions", ActPartition, []string{"partition", "partition-ticks"}, shownUsed, "Partitioned", "partitions", "partitions are not played for real yet"},
-	FaultLoss:         {"losses", "lost reply", "lost replies", ActLose, []string{"lose-at"}, shownUsed, "LostReplies", "lost replies", "lost replies are not played for real yet"},
+	FaultLoss:         {"losses", "lost reply", "lost replies", ActLose, []string{"lose-at", "lose", "release-fail"}, shownUsed, "LostReplies", "lost replies", "lost replies are not played for real yet"},
 	FaultClientJump:   {"client-jumps", "client clock jump", "client clock jumps", ActSkew, []string{"client-jump"}, shownUsed, "ClockSkewed", "client clock jumps", "client clock jumps are not played for real yet"},
 	FaultCounterCrash: {"counter-crashes", "fencing-counter crash", "fencing-counter crashes", ActCounterCrash, nil, shownUsed, "CounterCrashed", "fence counter crashes", ""},
 
@@ -188,15 +188,23 @@ func left(d *Design, s *State, f Fault) bool {
 func budgetText(d *Design, f Fault) string {
 	row := &faultTable[f]
 	n := f.Budget(d)
+	if f == FaultLoss && d.Lose == LoseRequest {
+		shadow := *row
+		shadow.one, shadow.many = "lost request", "lost requests"
+		row = &shadow
+	}
 	switch {
 	case row.shown == shownReplica && d.Lock != LockReplica: // a budget only the replica draws
 		return ""
 	case f == FaultLoss && d.TimeoutTicks > 0: // the resends follow the losses
 		timeout := fmt.Sprintf("clients resend after a %d-tick timeout", d.TimeoutTicks)
+		if d.ReleaseFail == ReleaseFailForget && (d.LoseAt == PlaceRelease || d.LoseAt == PlaceDel) && d.Delays == 0 {
+			timeout = fmt.Sprintf("clients wait %d ticks for a reply", d.TimeoutTicks) // nothing is resent
+		}
 		if n == 0 {
 			return timeout
 		}
-		return budgetWords(n, row.one, row.many) + placeNote(d.LoseAt) + ", " + timeout
+		return budgetWords(n, row.one, row.many) + placeNote(d.LoseAt) + forgetNote(d) + ", " + timeout
 	case n == 0 && row.shown != shownUsed:
 		return budgetWords(n, row.one, row.many)
 	case n == 0:
@@ -225,7 +233,7 @@ func budgetText(d *Design, f Fault) string {
 	case FaultPartition:
 		s += fmt.Sprintf(" (%s) of %d ticks", d.Partition, d.PartitionTicks)
 	case FaultLoss:
-		s += placeNote(d.LoseAt)
+		s += placeNote(d.LoseAt) + forgetNote(d)
 	case FaultClientJump:
 		s += fmt.Sprintf(" of %+d ticks", d.ClientJumpTicks)
 	case FaultHang:
@@ -269,6 +277,9 @@ func (d Design) faultsApply() error {
 	}
 	if d.Losses > 0 && d.TimeoutTicks == 0 {
 		return designErr("design parameter losses=%d needs timeout ≥ 1: without a timeout a client waits for a lost reply for ever", d.Losses)
+	}
+	if err := d.releaseFailApplies(); err != nil {
+		return err
 	}
 	if d.TimeoutTicks > 0 && d.Losses == 0 && d.Delays == 0 {
 		return designErr("design parameter timeout applies only with losses ≥ 1 or delays ≥ 1")
@@ -332,6 +343,23 @@ func (d Design) faultsApply() error {
 		}
 	}
 	return d.jobsApply()
+}
+
+// releaseFailApplies refuses release-fail=forget where no release can be
+// lost or where what the client forgets is not modelled.
+func (d Design) releaseFailApplies() error {
+	if d.ReleaseFail != ReleaseFailForget {
+		return nil
+	}
+	switch {
+	case d.LoseAt != PlaceAny && d.LoseAt != PlaceRelease && d.LoseAt != PlaceDel:
+		return designErr("design parameter release-fail=forget with lose-at=%s: no release is ever lost; want lose-at any, release or del", d.LoseAt)
+	case d.Watchdog == WatchdogSidecar:
+		return designErr("design parameter release-fail=forget does not apply with watchdog=sidecar (what a sidecar renews after a release its worker forgot is not modelled)")
+	case d.Lock == LockZooKeeper && tracksValues(&d):
+		return designErr("design parameter release-fail=forget does not apply to lock zookeeper with jobs ≥ 2 or restarts (a forgotten node of an earlier job is not modelled)")
+	}
+	return nil
 }
 
 // renewApplies refuses the renewal's parameters where they cannot act,
@@ -401,6 +429,14 @@ func BudgetText(d *Design) string {
 		}
 	}
 	return strings.Join(faults, ", ")
+}
+
+// forgetNote is release-fail=forget's part of the losses' words.
+func forgetNote(d *Design) string {
+	if d.ReleaseFail == ReleaseFailForget {
+		return " (a release that gets no answer is forgotten)"
+	}
+	return ""
 }
 
 func placeNote(p Place) string {

@@ -230,6 +230,18 @@ func zkRelease(d *Design, s *State, i int, ev *Event) {
 	ev.Flags |= c.Take(d, ActRelease, Reply{Result: ev.Result}, s.Now).Flags
 }
 
+// zkForgets reports whether a ZooKeeper client may forget a node it still
+// has (release-fail=forget with lose=request): the only way a node
+// outlives its holder's job with its session alive.
+func zkForgets(d *Design) bool {
+	return d.Lock == LockZooKeeper && d.ReleaseFail == ReleaseFailForget && d.Lose == LoseRequest
+}
+
+// zkOrphan reports whether c's node outlives its job for ever: c is done
+// or crashed, and its session will never expire (no timer: the process
+// lives on and heartbeats).
+func zkOrphan(c *Client) bool { return !c.Live() && c.Flags&FlagZNode != 0 && c.Timer == 0 }
+
 // zkTick: the session of client i expires when its timer is reached.
 func zkTick(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]

@@ -213,7 +213,16 @@ func anyLive(d *Design, s *State) bool {
 func StuckNode(d *Design, s *State) int {
 	for k, nodes := 0, lockNodes(d); k < nodes; k++ {
 		n := &s.Nodes[k]
-		if n.Owner != 0 && n.Exp == 0 && (!s.Clients[n.Owner-1].Live() || forgotten(d, s, int(n.Owner-1))) {
+		if n.Owner == 0 || n.Exp != 0 {
+			continue
+		}
+		if d.Lock == LockZooKeeper { // the node's end is its session's (zkOrphan)
+			if zkOrphan(&s.Clients[n.Owner-1]) {
+				return k
+			}
+			continue
+		}
+		if !s.Clients[n.Owner-1].Live() || forgotten(d, s, int(n.Owner-1)) {
 			return k
 		}
 	}

@@ -271,8 +271,10 @@ func nodeRestarted(d *Design, s *State) {
 
 // stuckFree reports whether the service always frees a lock by itself
 // (sessions, idle timeouts), so that progress can never be stuck on a key.
+// A ZooKeeper client that forgets a release that was never applied
+// (release-fail=forget) leaves its node to a session that lives on.
 func stuckFree(d *Design) bool {
-	return sessionQueue(d) || d.Lock == LockDB || d.Lock == LockLease || d.Lock == LockAdvisory && !keepalive(d)
+	return sessionQueue(d) && !zkForgets(d) || d.Lock == LockDB || d.Lock == LockLease || d.Lock == LockAdvisory && !keepalive(d)
 }
 
 // leaks reports whether d's lock can be held for ever by no client that

@@ -49,7 +49,7 @@ func Witnesses(d *Design, s *State, ev *Event) uint8 {
 	if ev != nil && ev.Result == ResRejected {
 		w |= WitRejected
 	}
-	if ev != nil && d.Acquire == AcquireSetExpire && ev.Action.Kind.IsFault() && keyWithoutExpiry(d, s) {
+	if ev != nil && (d.Acquire == AcquireSetExpire && ev.Action.Kind.IsFault() && keyWithoutExpiry(d, s) || unappliedRelease(d, s, ev)) {
 		w |= WitNoExpiry
 	}
 	if ev != nil && ev.Action.Kind == ActLose && d.Lock == LockZooKeeper && ev.Token != 0 && s.Clients[ev.Action.Client].Phase == PhaseAcquire {
@@ -72,6 +72,23 @@ func keyWithoutExpiry(d *Design, s *State) bool {
 	return false
 }
 
+// unappliedRelease reports whether the step lost a release before it
+// reached the service (lose=request) and left its client's lock with no
+// expiry: a lock that frees itself only if its owner sends the release
+// again (release-fail=retry), the test that progress needs.
+func unappliedRelease(d *Design, s *State, ev *Event) bool {
+	if ev.Action.Kind != ActLose || d.Lose != LoseRequest {
+		return false
+	}
+	i := int(ev.Action.Client)
+	c := &s.Clients[i]
+	if c.Live() && c.Phase != PhaseRelease && c.Phase != PhaseDel {
+		return false
+	}
+	n := &s.Nodes[keyNode(s, i)]
+	return n.Owner == uint8(i+1) && n.Exp == 0
+}
+
 // Unwitnessable are the witness bits that design d can never show (a late
 // release of an earlier job needs repeated jobs): a search need not look
 // for them.
@@ -83,7 +100,7 @@ func Unwitnessable(d *Design) uint8 {
 	if d.Storage == StoragePlain {
 		w |= WitRejected
 	}
-	if d.Acquire != AcquireSetExpire && !(d.Lock == LockZooKeeper && d.Losses > 0) {
+	if d.Acquire != AcquireSetExpire && !(d.Lock == LockZooKeeper && d.Losses > 0) && (d.Lose != LoseRequest || d.Losses == 0) {
 		w |= WitNoExpiry
 	}
 	if d.RenewTicks == 0 || d.Lock == LockRedlock {

@@ -568,12 +568,14 @@ type checkBoundsJSON struct {
 	DelayAt        string `json:"delay_at"`
 	LoseAt         string `json:"lose_at"`
 	CrashAt        string `json:"crash_at"`
-	Jobs           int    `json:"jobs,omitempty"`     // jobs per client, when more than one
-	Value          string `json:"value,omitempty"`    // the lock value per job or per process, with jobs
-	Restarts       int    `json:"restarts,omitempty"` // client restarts
-	MaxStates      int    `json:"max_states"`         // 0: no limit
-	MaxMemoryMB    int64  `json:"max_memory_mb"`      // 0: no limit
-	BitstateBits   int    `json:"bitstate_bits"`      // log2 of a bitstate search's bit array; 0: exact search
+	Jobs           int    `json:"jobs,omitempty"`         // jobs per client, when more than one
+	Value          string `json:"value,omitempty"`        // the lock value per job or per process, with jobs
+	Restarts       int    `json:"restarts,omitempty"`     // client restarts
+	Lose           string `json:"lose,omitempty"`         // with losses, when not the default: what a loss loses, "reply" or "request"
+	ReleaseFail    string `json:"release_fail,omitempty"` // with losses, when not the default: a release that got no answer, "retry" or "forget"
+	MaxStates      int    `json:"max_states"`             // 0: no limit
+	MaxMemoryMB    int64  `json:"max_memory_mb"`          // 0: no limit
+	BitstateBits   int    `json:"bitstate_bits"`          // log2 of a bitstate search's bit array; 0: exact search
 	Symmetry       bool   `json:"symmetry"`
 	First          bool   `json:"first"`
 }
@@ -677,6 +679,9 @@ func writeCheckJSON(w io.Writer, a *checkArgs, rep *explore.Report, violated []e
 	fillCoverageJSON(&out.Coverage, &d, rep)
 	if d.Jobs > 1 {
 		out.Bounds.Jobs, out.Bounds.Value = d.Jobs, d.Value.String()
+	}
+	if d.Lose != model.LoseReply || d.ReleaseFail != model.ReleaseFailRetry { // absent: a lost reply, a release sent again
+		out.Bounds.Lose, out.Bounds.ReleaseFail = d.Lose.String(), d.ReleaseFail.String()
 	}
 	out.Bounds.Restarts = d.Restarts
 	for _, r := range rep.Results {
