@@ -49,7 +49,7 @@ func Witnesses(d *Design, s *State, ev *Event) uint8 {
 	if ev != nil && ev.Result == ResRejected {
 		w |= WitRejected
 	}
-	if ev != nil && (d.Acquire == AcquireSetExpire && ev.Action.Kind.IsFault() && keyWithoutExpiry(d, s) || unappliedRelease(d, s, ev)) {
+	if ev != nil && (d.Acquire == AcquireSetExpire && ev.Action.Kind.IsFault() && keyWithoutExpiry(d, s) || d.Lose == LoseRequest && unappliedRelease(d, s, ev)) {
 		w |= WitNoExpiry
 	}
 	if ev != nil && ev.Action.Kind == ActLose && d.Lock == LockZooKeeper && ev.Token != 0 && s.Clients[ev.Action.Client].Phase == PhaseAcquire {
