@@ -190,6 +190,8 @@ func (c *client) do(ctx context.Context, o order) reply {
 		tok := c.token(false)
 		r.obs.Value, r.obs.Token = int(c.m.Read)+1, tok
 		c.m.DelayWrite(now, o.a.Arg)
+	case model.ActLose:
+		r.err = c.loseRequest(ctx, &r.obs, now)
 	case model.ActRenew:
 		var rep model.Reply
 		if rep, r.err = c.lk.renew(ctx, c, &r.obs); r.err == nil {
@@ -331,6 +333,41 @@ func (c *client) holdAcquire(ctx context.Context, ob *Obs, now, p uint8) error {
 	return nil
 }
 
+// loseRequest is a release lost before it reaches the lock's server
+// (lose=request, lose-at=release; model: fault_network.go, lose): the
+// client sends it, its proxy drops the request and closes the
+// connection, so nothing is applied and the client's call fails; the
+// client then goes on as the model's does (model.Client.LoseRequest): it
+// sends the release again after its timeout (release-fail=retry), or
+// takes it as done and forgets its lock (release-fail=forget). A client
+// that clears its lock value with the failed call has nothing left to
+// send when it retries, which is what the schedule shows.
+func (c *client) loseRequest(ctx context.Context, ob *Obs, now uint8) error {
+	k := c.m.Next(c.d)
+	rh, ok := c.lk.(replyHolder)
+	if !ok || c.net == nil || c.d.Lose != model.LoseRequest || k != model.ActRelease {
+		return fmt.Errorf("client %s: a lost %s is not played for real (a release lost on the way to one Redis node is)", model.ClientName(c.i), k)
+	}
+	up := rh.lockUpstream()
+	if err := c.net.dropRequests(up); err != nil {
+		return err
+	}
+	shadow := Obs{Action: ob.Action, Took: k}
+	_, err := c.lk.release(ctx, c, k, &shadow)
+	c.net.stopDrops()
+	if !c.net.dropped(up) {
+		return fmt.Errorf("client %s: its release never reached its proxy, which was to drop it (%v)", model.ClientName(c.i), err)
+	}
+	if err == nil { // a client that reports success for a release that went nowhere
+		ob.Told = shadow.Told + " (for a release that never reached the server)"
+	} else {
+		ob.Told = "Release → error: " + clipTold(err.Error())
+	}
+	ob.Before, ob.Result = shadow.Before, model.ResNoop
+	c.m.LoseRequest(c.d, k, now)
+	return nil
+}
+
 // arriveAcquire is the held acquire reply arriving: the client learns
 // what the server did p ticks ago and takes it as the model's client does
 // (the reply taken at the tick of the send, belief and renewal timer from
@@ -349,20 +386,65 @@ func (c *client) arriveAcquire(ctx context.Context, ob *Obs, now uint8) error {
 	}
 	ob.Told, ob.Result = h.ob.Told, h.r.Result
 	c.m.Flags &^= model.FlagInFlight | model.FlagReply
-	if h.r.Result == model.ResOK || h.r.Result == model.ResRefused {
+	vl, _ := c.lib().(validityLib)
+	gone := vl != nil && h.r.Result != model.ResOK && vl.validityGone() // granted, then given up by the library
+	granted := h.r.Result == model.ResOK || gone
+	if granted || h.r.Result == model.ResRefused {
 		c.m.Flags &^= model.FlagWaiting
-		c.m.Take(c.d, model.ActAcquire, h.r, c.heldAt)
-		if int(c.m.Ready) <= int(now) { // its poll's back-off from the send is over
+		r := h.r
+		if granted {
+			r.Result = model.ResOK
+		}
+		c.m.Take(c.d, model.ActAcquire, r, c.heldAt) // the server's answer, at the send
+		if int(c.m.Ready) <= int(now) {              // its poll's back-off from the send is over
 			c.m.Ready = 0
 		}
 	}
-	if h.r.Result == model.ResOK && c.d.RenewTicks > 0 {
-		c.m.Timer = now + uint8(c.d.RenewTicks)
-	}
-	if h.r.Result != model.ResOK {
+	if !granted {
 		ob.Result = model.ResRefused
+		return nil
+	}
+	// the reply itself, now, as the model's client takes it: it believes
+	// only now, and with check=acquire only if validity is left, measured
+	// from the send (model.Client.TakeAcquireReply; the model's arrive)
+	c.m.Flags &^= model.FlagBelieves
+	left := 0
+	switch {
+	case gone:
+	case vl != nil:
+		left = c.ticksLeft(vl.validityLeft())
+	default:
+		left = c.ticksLeft(c.left())
+	}
+	t := c.m.TakeAcquireReply(c.d, left, now)
+	ob.Result = model.ResOK
+	if c.d.Check == model.CheckAcquire {
+		ob.Value = max(left, 0)
+	}
+	if t.Flags&model.EvGiveUp != 0 {
+		ob.Result = model.ResRefused
+		if kl, ok := c.lk.(*keyLock); ok && kl.lib == nil { // a library has deleted its key itself
+			return kl.dropOwn(ctx)
+		}
 	}
 	return nil
+}
+
+// lib is the client's lock library (nil for the reference client).
+func (c *client) lib() lockAPI {
+	if kl, ok := c.lk.(*keyLock); ok {
+		return kl.lib
+	}
+	return nil
+}
+
+// ticksLeft is left, a validity by the real clock, in whole ticks counted
+// the model's way (see checkLeft); 0 when none is left.
+func (c *client) ticksLeft(left time.Duration) int {
+	if left <= 0 {
+		return 0
+	}
+	return int((left + c.clk.tick) / c.clk.tick)
 }
 
 // check is check=validity: the client computes how much of its lock is
@@ -379,8 +461,7 @@ func (c *client) checkLeft(ob *Obs, left time.Duration) model.Reply {
 	// the PX is half a tick short of TTL ticks (see TTL), and the client
 	// asked within the first half of its tick: left + ½ tick, rounded, is
 	// what remains in whole ticks, counted the model's way
-	tick := c.clk.tick
-	ob.Result, ob.Value = model.ResOK, int((left+tick)/tick)
+	ob.Result, ob.Value = model.ResOK, c.ticksLeft(left)
 	return model.Reply{Result: model.ResOK, Left: ob.Value}
 }
 

@@ -143,6 +143,8 @@ func describe(d *model.Design, v view) string {
 		return fmt.Sprintf("write %d%s held in the network", v.Value, tok(v.Token))
 	case model.ActPause, model.ActSlow, model.ActCrash:
 		return "(fault, no request)"
+	case model.ActLose:
+		return "release lost on the way, nothing applied; key: " + holderName(v.After)
 	case model.ActNodeCrash:
 		if v.Nodes != "" {
 			return "lock node killed; nodes " + v.Nodes

@@ -340,7 +340,8 @@ func (k *conductor) clientStep(ctx context.Context, seq int, a model.Action, ord
 	// and when the held reply arrives, a library may act on it at once
 	// (redsync unlocks a lock whose validity is gone)
 	heldAcquire := ob.Held == model.ActAcquire && !ob.Skipped
-	if !heldAcquire && (a.Kind.IsFault() || ob.Skipped || !touchesKey(ob.Took)) {
+	lost := a.Kind == model.ActLose && !ob.Skipped // a lost release: the look shows that nothing was applied
+	if !heldAcquire && !lost && (a.Kind.IsFault() || ob.Skipped || !touchesKey(ob.Took)) {
 		ob.After, ob.AfterPTTL, ob.Nodes = k.after, k.afterPTTL, k.afterNodes
 		return ob, nil
 	}

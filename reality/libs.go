@@ -55,10 +55,12 @@ func CheckClient(name string, d *model.Design) error {
 			return fmt.Errorf("client %s releases with a check-and-delete: want release=cad, not %s", lib, d.Release)
 		case d.Wait != model.WaitPoll:
 			return fmt.Errorf("client %s polls: want wait=poll, not %s", lib, d.Wait)
+		case d.Check == model.CheckAcquire && lib == ClientRedsync: // what redsync does: Mutex.lockContext
 		case d.Check != model.CheckTrust && lib != ClientUser: // a user's client measures its validity itself (UserLock.Validity)
-			return fmt.Errorf("client %s: check=%s is not played with a library; want check=trust", lib, d.Check)
+			return fmt.Errorf("client %s: check=%s is not played with a library; want check=trust (redsync: trust or acquire)", lib, d.Check)
+		case d.Extend == model.ExtendSetNX && lib == ClientRedsync: // redsync.WithSetNXOnExtend
 		case d.Extend != model.ExtendCheck && lib != ClientUser: // a user's client renews as it does (UserLock.Extend)
-			return fmt.Errorf("client %s: extend=%s is not played with a library; want extend=check", lib, d.Extend)
+			return fmt.Errorf("client %s: extend=%s is not played with a library; want extend=check (redsync: check or setnx)", lib, d.Extend)
 		case d.Bug != model.BugNone:
 			return fmt.Errorf("client %s: planted bugs are the reference client's; want bug=none", lib)
 		case d.NodeCrashes > 0:
@@ -157,31 +159,56 @@ func clipTold(s string) string {
 // redsyncLock is redsync v4 on one Redis node. Its value is the client's
 // lock value (WithGenValueFunc), so the observer can say whose key it is;
 // one try per acquire step (TryLockContext: the schedule polls).
+//
+// Its options follow the design: redsync checks its validity once, when
+// the acquire's reply comes (Mutex.lockContext: until = now + expiry −
+// (now − start) − expiry × driftFactor, the lock kept only if now is
+// before it, else deleted with the release script), which is the model's
+// check=acquire; its drift factor is set so that expiry × driftFactor is
+// the design's drift ticks. With extend=setnx its Extend sets a missing
+// key again (WithSetNXOnExtend: Mutex.touch runs touchWithSetNXScript).
+// UnlockContext keeps the mutex's value, so a release that failed can be
+// sent again (the model's release-fail=retry).
 type redsyncLock struct {
 	rc *redis.Client
 	m  *redsync.Mutex
+	// gone: the last TryLock's SET NX was granted, but no validity was
+	// left when its reply came, so redsync deleted the key and said
+	// ErrFailed (a refused SET NX is ErrTaken)
+	gone bool
 }
 
-func newRedsync(addr string, db int, value string, px time.Duration) *redsyncLock {
+func newRedsync(addr string, db int, value string, px time.Duration, d *model.Design, tick time.Duration) *redsyncLock {
 	rc := redis.NewClient(clientOptions(addr, db))
 	rs := redsync.New(goredis.NewPool(rc))
-	m := rs.NewMutex(LockKey,
-		redsync.WithExpiry(px),
-		redsync.WithGenValueFunc(func() (string, error) { return value, nil }))
-	return &redsyncLock{rc: rc, m: m}
+	opts := []redsync.Option{redsync.WithExpiry(px), redsync.WithGenValueFunc(func() (string, error) { return value, nil }),
+		redsync.WithDriftFactor(float64(time.Duration(d.DriftTicks)*tick) / float64(px))}
+	if d.Extend == model.ExtendSetNX {
+		opts = append(opts, redsync.WithSetNXOnExtend())
+	}
+	return &redsyncLock{rc: rc, m: rs.NewMutex(LockKey, opts...)}
 }
 
 func (l *redsyncLock) acquire(ctx context.Context) (bool, int, string, error) {
+	l.gone = false
 	err := l.m.TryLockContext(ctx)
 	if err == nil {
 		return true, 0, "TryLock → nil", nil
 	}
 	var taken *redsync.ErrTaken
 	if errors.Is(err, redsync.ErrFailed) || errors.As(err, &taken) {
+		l.gone = errors.Is(err, redsync.ErrFailed) && !errors.As(err, &taken)
 		return false, 0, "TryLock → " + errText(err), nil
 	}
 	return false, 0, "", fmt.Errorf("redsync TryLock: %v", err)
 }
+
+// validityGone reports whether the last acquire was granted by the server
+// and given up by redsync for want of validity.
+func (l *redsyncLock) validityGone() bool { return l.gone }
+
+// validityLeft is what redsync says is left of its lock: Mutex.Until less now.
+func (l *redsyncLock) validityLeft() time.Duration { return time.Until(l.m.Until()) }
 
 func (l *redsyncLock) release(ctx context.Context, _, _ int) (bool, string, error) {
 	ok, err := l.m.UnlockContext(ctx)

@@ -235,6 +235,9 @@ func playable(d *model.Design) error {
 		}
 	}
 	for _, f := range model.Faults() { // the fault table says which faults are played
+		if f == model.FaultLoss && lostReleasePlayed(d) {
+			continue
+		}
 		if why := f.Unplayed(); why != "" && f.Budget(d) > 0 {
 			return fmt.Errorf("design %s: %s; set %s=0", d.Name(), why, f.Param())
 		}
@@ -250,14 +253,11 @@ func playable(d *model.Design) error {
 	if d.Watchdog == model.WatchdogSidecar {
 		return fmt.Errorf("design %s: a sidecar renewer (watchdog=sidecar) is not played for real yet; set watchdog=worker", d.Name())
 	}
-	if d.Check == model.CheckAcquire && d.Delays > 0 {
-		return fmt.Errorf("design %s: check=acquire's give-up on a late acquire reply is not played for real yet; set check=trust or delays=0", d.Name())
-	}
 	if d.Reenter != model.ReenterNone {
 		return fmt.Errorf("design %s: nested acquires (reenter=%s) are not played for real yet; set reenter=none", d.Name(), d.Reenter)
 	}
-	if d.TimeoutTicks > 0 {
-		return fmt.Errorf("design %s: resends after a timeout are not played for real yet; set timeout=0", d.Name())
+	if d.TimeoutTicks > 0 && !lostReleasePlayed(d) {
+		return fmt.Errorf("design %s: resends after a timeout are not played for real yet (but a release lost on the way to one Redis node: lose=request, lose-at=release); set timeout=0", d.Name())
 	}
 	if d.Jobs > 1 {
 		return fmt.Errorf("design %s: repeated jobs are not played for real yet (a real client runs one job); set jobs=1", d.Name())
@@ -269,6 +269,16 @@ func playable(d *model.Design) error {
 		return fmt.Errorf("design %s: appendfsync everysec (fsync=%d) is not played for real: it loses the writes since the last fsync only when the machine itself crashes, and a killed redis-server loses nothing in the page cache; set fsync=0", d.Name(), d.FsyncTicks)
 	}
 	return nil
+}
+
+// lostReleasePlayed reports whether the design's lost requests are played
+// for real: releases lost on the way to one Redis node (lock=redis,
+// lose=request, lose-at=release, no held requests), which the client's
+// proxy drops (client.loseRequest); the client resends after its timeout
+// or forgets (release-fail). Lost replies are not played yet.
+func lostReleasePlayed(d *model.Design) bool {
+	return d.Losses > 0 && d.Lose == model.LoseRequest && d.LoseAt == model.PlaceRelease && d.Lock == model.LockRedis &&
+		d.Release != model.ReleaseGetDel && d.Delays == 0
 }
 
 // touchesKey reports whether a step can change the lock key (the others

@@ -38,6 +38,11 @@ type proxy struct {
 	// the network holds); got is signalled when one came and was held
 	replies bool
 	got     chan struct{}
+	// drop: the client's requests are dropped and their connection
+	// closed, never forwarded (a request lost before it reaches the
+	// server, lose=request); dropped is signalled when one was
+	drop    bool
+	dropped chan struct{}
 	conns   map[net.Conn]bool
 	done    bool
 	wg      sync.WaitGroup
@@ -48,7 +53,7 @@ func newProxy(upstream string) (*proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client proxy: no free loopback port: %v", err)
 	}
-	p := &proxy{l: l, upstream: upstream, conns: map[net.Conn]bool{}, got: make(chan struct{}, 1)}
+	p := &proxy{l: l, upstream: upstream, conns: map[net.Conn]bool{}, got: make(chan struct{}, 1), dropped: make(chan struct{}, 1)}
 	p.cond = sync.NewCond(&p.mu)
 	p.wg.Add(1)
 	go p.accept()
@@ -114,6 +119,14 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 			for (p.held || reply && p.replies) && !p.done {
 				p.cond.Wait()
 			}
+			if !reply && p.drop && !p.done { // lost on the way: the connection goes with it
+				select {
+				case p.dropped <- struct{}{}:
+				default:
+				}
+				p.mu.Unlock()
+				return
+			}
 			done := p.done
 			p.mu.Unlock()
 			if done {
@@ -154,6 +167,25 @@ func (p *proxy) resumeReplies() {
 	p.mu.Lock()
 	p.replies = false
 	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// dropRequests drops the client's requests (and closes their
+// connections) from now until stopDrops.
+func (p *proxy) dropRequests() {
+	p.mu.Lock()
+	p.drop = true
+	select { // forget a drop signalled before
+	case <-p.dropped:
+	default:
+	}
+	p.mu.Unlock()
+}
+
+// stopDrops forwards the client's requests again.
+func (p *proxy) stopDrops() {
+	p.mu.Lock()
+	p.drop = false
 	p.mu.Unlock()
 }
 
@@ -226,6 +258,35 @@ func (h *netHold) replyHeld(upstream string, done <-chan struct{}) bool {
 		return true
 	case <-done:
 		return false
+	}
+}
+
+// dropRequests drops the client's requests to upstream until stopDrops
+// (see proxy.dropRequests).
+func (h *netHold) dropRequests(upstream string) error {
+	p, ok := h.proxies[upstream]
+	if !ok {
+		return fmt.Errorf("no proxy to %s", upstream)
+	}
+	p.dropRequests()
+	return nil
+}
+
+// dropped reports whether a request to upstream was dropped since
+// dropRequests.
+func (h *netHold) dropped(upstream string) bool {
+	select {
+	case <-h.proxies[upstream].dropped:
+		return true
+	default:
+		return false
+	}
+}
+
+// stopDrops forwards the client's requests to every server again.
+func (h *netHold) stopDrops() {
+	for _, u := range h.order {
+		h.proxies[u].stopDrops()
 	}
 }
 

@@ -21,6 +21,7 @@ var (
 	tableClients = []string{ClientReference, ClientRedsync, ClientRedislock, ClientEtcdMutex}
 	redlockers   = []string{ClientReference, ClientRedsync}
 	redisClients = []string{ClientReference, ClientRedsync, ClientRedislock}
+	checkers     = []string{ClientReference, ClientRedsync} // redsync's check=acquire and extend=setnx
 	tableCases   = []struct {
 		fault, storage string
 		name           string   // a demo or story of model/scenarios, or a file of reality/testdata
@@ -33,6 +34,12 @@ var (
 		{"crash while holding the lock", "no fencing", "reality/testdata/crash-holder.txt", nil},
 		{"acquire reply held in the network for 8 of the TTL's 10 ticks", "no fencing", "acquire-reply-delay", nil},
 		{"acquire reply held in the network for a whole TTL", "no fencing", "reality/testdata/acquire-reply-ttl.txt", nil},
+		// redsync's own options, each against the model's design that has it
+		{"acquire reply held for 9 ticks, validity checked once at the acquire (check=acquire: redsync's Mutex.lockContext)", "no fencing", "acquire-validity", checkers},
+		{"acquire reply held for a whole TTL, validity checked once at the acquire (check=acquire)", "no fencing", "reality/testdata/acquire-reply-ttl-check.txt", checkers},
+		{"pause with a watchdog renewing every 3 ticks (redsync Extend, redislock Refresh)", "no fencing", "watchdog-pause", redisClients},
+		{"pause with a watchdog that sets a missing key again (extend=setnx: redsync WithSetNXOnExtend)", "no fencing", "extend-setnx", checkers},
+		{"a release lost on the way to Redis, sent again after the timeout (lose=request)", "no fencing", "release-retry", redisClients},
 		{"Redlock, 5 redis-servers: pause after the vote", "no fencing", "redlock-pause", redlockers},
 		{"Redlock, 5 redis-servers: node killed and restarted without AOF", "no fencing", "redlock-restart", redlockers},
 		{"Redlock, 5 redis-servers: node killed and restarted with AOF", "no fencing", "reality/testdata/redlock-restart-aof.txt", redlockers},
@@ -45,7 +52,7 @@ var (
 	}
 )
 
-//go:embed testdata/acquire-reply-ttl.txt testdata/crash-holder.txt testdata/redlock-restart-aof.txt testdata/replica-replicated.txt testdata/zookeeper-pause.txt
+//go:embed testdata/acquire-reply-ttl.txt testdata/acquire-reply-ttl-check.txt testdata/crash-holder.txt testdata/redlock-restart-aof.txt testdata/replica-replicated.txt testdata/zookeeper-pause.txt
 var tableFiles embed.FS
 
 // TableCommand is the command that prints the table.

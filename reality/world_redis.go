@@ -150,6 +150,23 @@ func (l *keyLock) crashed(c *client) {
 	}
 }
 
+// validityLib is a library that checks its validity once at the acquire
+// (redsync): whether it gave up a granted lock, and what it says is left.
+type validityLib interface {
+	validityGone() bool
+	validityLeft() time.Duration
+}
+
+// dropOwn is the reference client giving up a lock whose acquire reply
+// came with no validity left (check=acquire): check-and-delete of its own
+// key, as redsync's lockContext runs its release script.
+func (l *keyLock) dropOwn(ctx context.Context) error {
+	if _, err := cadScript.Run(ctx, l.lock, []string{LockKey}, l.value).Int64(); err != nil {
+		return lockErr(l.d, err, "check-and-delete script (no validity left)")
+	}
+	return nil
+}
+
 // lockUpstream: the lock's server, whose replies a held acquire holds.
 func (l *keyLock) lockUpstream() string { return l.up }
 
@@ -169,7 +186,7 @@ func newKeyLock(ctx context.Context, d *model.Design, opts *Options, sc storageS
 	}
 	switch opts.Client {
 	case ClientRedsync:
-		l.lib = newRedsync(lockVia, opts.LockDB, l.value, opts.px)
+		l.lib = newRedsync(lockVia, opts.LockDB, l.value, opts.px, d, opts.Tick)
 	case ClientRedislock:
 		l.lib = newRedislock(lockVia, opts.LockDB, l.value, opts.px)
 	case ClientUser:
