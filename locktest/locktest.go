@@ -160,6 +160,17 @@ type Config struct {
 	// key again and reports true (redsync's WithSetNXOnExtend:
 	// extend=setnx), which the model then predicts.
 	SetNXOnExtend bool
+	// LoseReleases, if set, lets the schedules lose a release on its way
+	// to Redis: the client's proxy drops the request and closes its
+	// connection, so nothing is applied and Release fails; the job sends
+	// the release again after a 3-tick timeout, as a correct client does
+	// (the model's losses=1,lose=request,lose-at=release,timeout=3,
+	// release-fail=retry). Your Release must keep what it needs to delete
+	// its key until a call has succeeded: a client that clears its lock
+	// value when the call fails sends nothing the second time, and its key
+	// stays until its TTL. Its schedules hold no write in the network (a
+	// resent write is not played for real).
+	LoseReleases bool
 	// CheckValidity, if set, checks before each read and write of the
 	// job that some of the lock is left (the Lock must be a Validator), as
 	// the model's check=validity client does: the job gives up when
@@ -212,8 +223,14 @@ func (cfg Config) design(faults bool) string {
 	if cfg.Service == Etcd { // whole-second leases: 2s ticks, so short TTLs
 		s = "etcd/cad/none/plain,ttl=3,work=1"
 	}
-	if faults {
+	switch {
+	case faults && cfg.LoseReleases:
+		s += ",slow=1,crashes=1"
+	case faults:
 		s += ",delay-at=write,slow=1,crashes=1,delays=1"
+	}
+	if cfg.LoseReleases {
+		s += ",losses=1,lose=request,lose-at=release,timeout=3"
 	}
 	if n := cfg.clients(); n != 3 {
 		s += ",clients=" + strconv.Itoa(n)
@@ -486,6 +503,8 @@ func (cfg Config) check() error {
 		return fmt.Errorf("Config.Clients %d: want 2 or 3 (0: 3)", cfg.Clients)
 	case cfg.Service == Etcd && cfg.Storage != NoFencing:
 		return fmt.Errorf("Config.Storage %d with locktest.Etcd: want NoFencing (an etcd token is the key's create revision, which Lock does not report)", cfg.Storage)
+	case cfg.Service == Etcd && cfg.LoseReleases:
+		return errors.New("Config.LoseReleases with locktest.Etcd: not played (a lost request is played on Redis only); want it unset")
 	case cfg.Service == Etcd && cfg.CheckValidity:
 		return errors.New("Config.CheckValidity with locktest.Etcd: not played; want it unset")
 	case cfg.Service == Etcd && (cfg.RenewTicks < 0 || cfg.RenewTicks > 2):
@@ -539,6 +558,21 @@ func Schedules(cfg Config) ([]Schedule, error) {
 			}
 		}
 	}
+	if cfg.LoseReleases { // and the shortest run that loses a release and sends it again
+		dd, err := model.ParseDesign(cfg.design(true))
+		if err != nil {
+			return nil, err
+		}
+		rep, err := explore.Check(explore.Config{Design: dd, Properties: []model.Property{releaseResent}, Bounds: explore.Bounds{Symmetry: true, Workers: 1}})
+		if err != nil {
+			return nil, fmt.Errorf("explore %s: %v", dd.Name(), err)
+		}
+		for _, r := range rep.Results {
+			if len(r.Trace) > 0 {
+				out = append(out, schedule(releaseResent.Name, r.Trace))
+			}
+		}
+	}
 	n := cfg.Schedules
 	if n == 0 {
 		n = 10
@@ -553,6 +587,15 @@ func Schedules(cfg Config) ([]Schedule, error) {
 	slices.SortStableFunc(out, func(a, b Schedule) int { return len(a.trace) - len(b.trace) })
 	return out, nil
 }
+
+// releaseResent is a behaviour for Config.LoseReleases: a release after a
+// release was lost on the way (the designs lose releases only), that is,
+// the lost release sent again once its timeout is over.
+var releaseResent = model.Property{Name: "release-resent", Expect: model.Sometimes,
+	Doc: "a release lost on the way is sent again",
+	Bad: func(d *model.Design, s *model.State, ev *model.Event) bool {
+		return ev != nil && ev.Action.Kind == model.ActRelease && s.Used[model.FaultLoss] > 0
+	}}
 
 // randomSchedules is cfg's random schedules random-1 … random-n: every
 // other one drawn with the pause alone (its pauses are the long ones),

@@ -27,6 +27,7 @@ type redisLock struct {
 	bug      string
 	sent     time.Time // when the last Acquire sent its request
 	released bool      // its last Release was called: the lock is given back
+	forgot   bool      // forget-failed-release: it has cleared its lock value
 }
 
 var (
@@ -48,7 +49,7 @@ func newLock(bug string) func(ctx context.Context, t locktest.Target) (locktest.
 }
 
 func (l *redisLock) Acquire(ctx context.Context) (bool, error) {
-	l.sent, l.released = time.Now(), false
+	l.sent, l.released, l.forgot = time.Now(), false, false
 	return l.rc.SetNX(ctx, l.t.Key, l.t.Value, l.t.TTL).Result()
 }
 
@@ -67,6 +68,11 @@ func (l *redisLock) Release(ctx context.Context) (bool, error) {
 	case "release-any": // DEL without looking whose key it is
 		n, err := l.rc.Del(ctx, l.t.Key).Result()
 		return n == 1, err
+	case "forget-failed-release": // it clears its lock value as the call starts, whether the delete is applied or not
+		if l.forgot {
+			return false, nil // no lock to release, as far as it knows: nothing is sent
+		}
+		l.forgot = true
 	case "release-result-ignored": // the script's 0 is never read: "released"
 		_, err := release.Run(ctx, l.rc, []string{l.t.Key}, l.t.Value).Int()
 		return true, err
@@ -105,6 +111,8 @@ func TestCorrectClient(t *testing.T) {
 		// once after the unlock (the renewal finds no key of its own)
 		{Storage: locktest.NoFencing, Clients: 2, RenewTicks: 3, StopOnFailedRenewal: true, Schedules: 15},
 		{Storage: locktest.NoFencing, Clients: 2, RenewTicks: 2, RenewAfterUnlock: true, Schedules: 3},
+		// a release lost on the way: it keeps its value and sends it again
+		{Storage: locktest.NoFencing, Clients: 2, LoseReleases: true, Schedules: 3},
 	} {
 		cfg.New = newLock("")
 		t.Run(cfg.Design(), func(t *testing.T) { locktest.Run(t, cfg) })
@@ -217,6 +225,10 @@ func TestPlantedClientsAreCaught(t *testing.T) {
 		// check a tick of drift is already gone, and after a pause past
 		// the TTL nothing is left where it says 10 ticks
 		{"no-validity-check", locktest.Config{Clients: 2, CheckValidity: true, Schedules: 1}, "schedule exclusive-faults ", "reply: model validity left: 9 ticks, real validity left: 10 ticks"},
+		// A's release is lost on the way (the proxy drops it) and A sends
+		// it again after its timeout; the client cleared its lock value
+		// with the failed call, so it sends nothing and its key stays
+		{"forget-failed-release", locktest.Config{Clients: 2, LoseReleases: true, Schedules: 1}, "schedule release-resent ", "reply: model release → 1 (deleted), real release → 0"},
 	} {
 		t.Run(tc.bug, func(t *testing.T) {
 			cfg := tc.cfg
@@ -301,6 +313,7 @@ func badInputs(t *testing.T) []struct {
 		{"service", locktest.Config{Service: 9, New: good}, "Config.Service 9: want locktest.Redis"},
 		{"renew", locktest.Config{RenewTicks: 12, New: good}, "Config.RenewTicks 12"},
 		{"parallel", locktest.Config{Parallel: 99, New: good}, "Config.Parallel 99: want 0 (16) to 32"},
+		{"lost releases on etcd", locktest.Config{Service: locktest.Etcd, LoseReleases: true, New: good}, "Config.LoseReleases with locktest.Etcd: not played"},
 		{"New fails", locktest.Config{Clients: 2, Schedules: 1, New: func(context.Context, locktest.Target) (locktest.Lock, error) {
 			return nil, fmt.Errorf("no such host")
 		}}, "Config.New for client A: no such host"},
