@@ -387,7 +387,10 @@ func (c *client) arriveAcquire(ctx context.Context, ob *Obs, now uint8) error {
 	ob.Told, ob.Result = h.ob.Told, h.r.Result
 	c.m.Flags &^= model.FlagInFlight | model.FlagReply
 	vl, _ := c.lib().(validityLib)
-	gone := vl != nil && h.r.Result != model.ResOK && vl.validityGone() // granted, then given up by the library
+	// granted, then given up by the library for want of validity: the
+	// model's check=acquire give-up (with another check the library did
+	// what the design's client does not: its refusal stands, and shows)
+	gone := vl != nil && h.r.Result != model.ResOK && vl.validityGone() && c.d.Check == model.CheckAcquire
 	granted := h.r.Result == model.ResOK || gone
 	if granted || h.r.Result == model.ResRefused {
 		c.m.Flags &^= model.FlagWaiting
