@@ -141,6 +141,9 @@ var Entries = []Entry{
 	// repeated jobs: a late release meets its own client's next lock
 	{"redis/cad/none/plain,value=process,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "one lock value per process: a late release deletes its own client's next lock"},
 	{"redis/cad/none/plain,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "a lock value per job: the late release leaves the next lock alone"},
+	// a failed attempt's late release meets the same client's retry (check=acquire, redsync's lockContext)
+	{"redis/cad/none/plain,check=acquire,delay-at=acquire,ttl=5,clients=4,pauses=0,drift=2,delays=2,max-delay=6,timeout=3", "a lock value per job, the same in every attempt (redsync): a failed attempt's late release deletes the retry's lock"},
+	{"redis/cad/none/plain,check=acquire,value=acquire,delay-at=acquire,ttl=5,clients=4,pauses=0,drift=2,delays=2,max-delay=6,timeout=3", "a lock value per acquire attempt: the failed attempt's late release leaves the retry's lock alone"},
 	// fairness with repeated jobs: who gets the lock next
 	{"redis/cad/none/plain,clients=2,jobs=2,pauses=0", "polling: one client takes the lock job after job while another waits (starvation seen)"},
 	{"zookeeper/cad/none/plain,clients=2,jobs=2,pauses=0", "ZooKeeper's queue serves the waiter first: no starvation"},

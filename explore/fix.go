@@ -985,8 +985,11 @@ var knobs = []knob{
 	wordKnob("value", words(func(i int) model.ValueMode { return model.ValueMode(i) }),
 		func(d *model.Design) string { return d.Value.String() },
 		func(d *model.Design, from, to string) (int, string) {
-			if to == "job" {
+			switch to {
+			case "job":
 				return 1, "write a fresh lock value for each job: a late release of one job cannot match the next"
+			case "acquire":
+				return 1, "write a fresh lock value for each acquire attempt: a failed attempt's late release cannot match the retry's lock"
 			}
 			return 1, "one lock value per process: every job of a client writes the same"
 		}),

@@ -118,6 +118,10 @@ func (c *Client) take(d *Design, k ActionKind, r Reply, now uint8) Taken {
 			c.Phase = PhaseDel
 			break
 		}
+		if c.releasingAttempt(d) { // a failed attempt's release: the lock call tries again
+			c.retryAttempt(d, now)
+			break
+		}
 		late := c.lateRenewal(d, now)
 		t := Taken{Flags: c.finishJob(d)}
 		c.Timer = late
@@ -217,12 +221,18 @@ func (c *Client) lateRenewal(d *Design, now uint8) uint8 {
 // validity it has left by its own clock (TTL − time since the send −
 // drift). It believes it holds the lock, unless check=acquire finds none
 // left: then it gives the attempt up and tries again next tick
-// (EvGiveUp), and the driver deletes its key if it is still its own.
+// (EvGiveUp), and the driver deletes its key if it is still its own; or,
+// where that release is a request of its own (attemptRelease), it sends
+// the release first, without believing, and tries again once it is
+// answered (retryAttempt).
 func (c *Client) TakeAcquireReply(d *Design, left int, now uint8) Taken {
 	if d.Check == CheckAcquire && left <= 0 {
 		c.Phase = firstPhase(d)
 		c.Token = 0
 		c.Ready = now + 1
+		if attemptRelease(d) {
+			c.Phase, c.Ready = PhaseRelease, 0
+		}
 		return Taken{Flags: EvGiveUp}
 	}
 	c.Flags |= FlagBelieves // the acquire reply says OK only now

@@ -337,6 +337,13 @@ const (
 	// ValueProcess: every job of a client writes the same value; a
 	// restarted client is a new process with a new value.
 	ValueProcess
+	// ValueAcquire: each acquire attempt writes a value of its own (the
+	// attempt's number, or its fencing token, in the value), so that the
+	// late release of a failed attempt (check=acquire) leaves the retry's
+	// lock alone. redsync's Mutex.lockContext draws one value per Lock
+	// call (genValueFunc before its retry loop) and releases a failed
+	// attempt with it: that is ValueJob.
+	ValueAcquire
 	numValueModes
 )
 
@@ -575,9 +582,10 @@ var (
 		"renew=k: the renewal runs in a thread of its own that outlives a hung worker (a pause still freezes both)",
 		"renew=k: the renewal runs in a sidecar process: it renews through the worker's pauses, and for ever once the worker crashed or hung holding the lock",
 	}}
-	valueAxis = axis{"value", []string{"job", "process"}, []string{
-		"jobs=N: each job writes a lock value of its own (default)",
+	valueAxis = axis{"value", []string{"job", "process", "acquire"}, []string{
+		"jobs=N: each job writes a lock value of its own, the same in every attempt of the job (default; redsync draws one per Lock call)",
 		"jobs=N: every job of a client writes the same value (per process or thread), so a late release of one job matches the next job's lock",
+		"check=acquire: each acquire attempt writes a value of its own, so a failed attempt's late release leaves the retry's lock alone",
 	}}
 	ackAxis = axis{"ack", []string{"async", "wait"}, []string{
 		"replica: the acquire returns once the primary has the key (default)",

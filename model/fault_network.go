@@ -111,7 +111,7 @@ func arrive(d *Design, s *State, i int, ev *Event) {
 			if t := c.TakeAcquireReply(d, left, s.Now); t.Flags&EvGiveUp != 0 {
 				ev.Flags |= EvGiveUp // check=acquire: no validity left; it deletes its key if still its own
 				ev.Result = ResRefused
-				if k := keyNode(s, i); reach(d, s, i, k) && s.Nodes[k].Owner == uint8(i+1) && s.Nodes[k].Back == 0 {
+				if k := keyNode(s, i); !attemptRelease(d) && reach(d, s, i, k) && s.Nodes[k].Owner == uint8(i+1) && s.Nodes[k].Back == 0 {
 					unlock(d, s, &s.Nodes[k])
 				}
 			}
@@ -356,6 +356,9 @@ func describeArrive(d *Design, st *StepRecord) string {
 		switch {
 		case ev.Flags&EvGiveUp != 0:
 			s := fmt.Sprintf("the held acquire reply arrives: OK, but sent at t=%d it leaves %d−%d−%d = %d ticks of validity: no lock (check=acquire)", c.Since, d.TTLTicks, int(ev.Now)+int(c.Skew)-int(c.Since), d.DriftTicks, validityLeft(d, &st.Before, c))
+			if attemptRelease(d) {
+				return s + "; it releases the attempt's key, then tries again"
+			}
 			if k := keyNode(&st.Before, int(st.Action.Client)); st.Before.Nodes[k].Owner == uint8(st.Action.Client+1) && st.After.Nodes[k].Owner == 0 {
 				return s + "; check-and-delete of its own key → 1; retry at t=" + strconv.Itoa(int(ev.Now)+1)
 			}
@@ -379,6 +382,9 @@ func describeArrive(d *Design, st *StepRecord) string {
 		return s + "accepted" + unsafeNote(d, ev)
 	}
 	s := "the first copy of its release arrives late → "
+	if ev.Flags&EvOwnLater != 0 && attemptRelease(d) {
+		return "the first copy of its failed attempt's release arrives late → " + describeLateAttempt(d, st)
+	}
 	if ev.Flags&EvOwnLater != 0 {
 		return "the first copy of an earlier job's release arrives late → " + describeLateOwn(d, st)
 	}

@@ -19,8 +19,42 @@ import "fmt"
 // before.
 
 // tracksValues reports whether the design's clients keep Job and Marks:
-// only designs with repeated jobs or restarts.
-func tracksValues(d *Design) bool { return d.Jobs > 1 || d.Restarts > 0 }
+// only designs with repeated jobs or restarts, or whose failed attempts'
+// releases can arrive late (attemptRelease).
+func tracksValues(d *Design) bool { return d.Jobs > 1 || d.Restarts > 0 || attemptRelease(d) }
+
+// attemptRelease reports whether a failed acquire attempt's release
+// (check=acquire: a late reply with no validity left) is a request of its
+// own, which the network can hold past the timeout so that its first copy
+// lands after the client's retry took the lock again: check=acquire with
+// a budget of two delays or more at the lock call (delay-at=acquire or
+// any: one for the acquire's reply, one for the release) and a timeout.
+// Elsewhere the failed attempt's key is deleted with the reply, in one
+// step, as before: nothing could hold the release, and those designs keep
+// their states.
+func attemptRelease(d *Design) bool {
+	return d.Check == CheckAcquire && d.Delays >= 2 && d.TimeoutTicks > 0 && (d.DelayAt == PlaceAny || d.DelayAt == PlaceAcquire)
+}
+
+// releasingAttempt reports whether client c's next step is the release of
+// its failed acquire attempt (attemptRelease): a release it sends without
+// believing it holds the lock. A job's own release is sent by a believer.
+func (c *Client) releasingAttempt(d *Design) bool {
+	return (c.Phase == PhaseRelease || c.Phase == PhaseDel) && c.Flags&FlagBelieves == 0 && attemptRelease(d)
+}
+
+// retryAttempt: the failed attempt's release is answered; client c tries
+// the lock again next tick (redsync: after its retry delay), with a value
+// per job the same value. A late first copy of that release, still on
+// its way, was sent by an earlier attempt.
+func (c *Client) retryAttempt(d *Design, now uint8) {
+	c.Phase = firstPhase(d)
+	c.Flags &^= FlagSawMine
+	c.Ready = now + 1
+	if c.Stray != 0 {
+		c.Marks |= MarkStrayOld
+	}
+}
 
 // firstPhase is the first step of a job: INCR (acquire=incr-before) or the
 // acquire.
@@ -102,9 +136,17 @@ func laterOwnKey(d *Design, s *State, i int, key *Node) bool {
 // lateReleaseMatches reports whether the late release of client i, meeting
 // i's own lock of a later job, deletes it: DEL (and get-del's DEL) deletes
 // any key; check-and-delete only a key with its value, that is, with
-// value=process in the same process.
+// value=process in the same process. A failed attempt's late release
+// (attemptRelease, one job per client) meets the lock of a later attempt
+// of the same job: with a value per job, the same value.
 func lateReleaseMatches(d *Design, c *Client) bool {
-	return d.Release != ReleaseCAD || (d.Value == ValueProcess && c.Marks&MarkStrayProc == 0)
+	if d.Release != ReleaseCAD {
+		return true
+	}
+	if c.Marks&MarkStrayProc != 0 {
+		return false
+	}
+	return d.Value == ValueProcess || (d.Value == ValueJob && attemptRelease(d))
 }
 
 // strayDone clears the marks of client c's late release once it arrived.
@@ -123,6 +165,19 @@ func (d Design) jobsApply() error {
 		case d.Delays == 0 || d.TimeoutTicks == 0 || (d.DelayAt != PlaceAny && d.DelayAt != PlaceRelease):
 			return designErr("design parameter value=process acts on the late first copy of a release: it needs delays ≥ 1, timeout ≥ 1 and delay-at=release (or any)")
 		}
+	}
+	if d.Value == ValueAcquire {
+		switch {
+		case d.Lock != LockRedis && d.Lock != LockReplica:
+			return designErr("design parameter value=acquire applies only to locks redis and replica (check=acquire's)")
+		case d.Release != ReleaseCAD:
+			return designErr("design parameter value=acquire needs release=cad: del and get-del's DEL do not compare the value")
+		case !attemptRelease(&d):
+			return designErr("design parameter value=acquire acts on a failed attempt's late release: it needs check=acquire, delays ≥ 2, timeout ≥ 1 and delay-at=acquire (or any)")
+		}
+	}
+	if attemptRelease(&d) && d.Jobs > 1 {
+		return designErr("design parameter jobs=%d with check=acquire, delays ≥ 2 and timeout: a failed attempt's late release meeting a later job's lock is not modelled; set jobs=1", d.Jobs)
 	}
 	if d.Jobs > 1 && d.Delays > 0 && d.TimeoutTicks > 0 && (d.DelayAt == PlaceAny || d.DelayAt == PlaceWrite) {
 		return designErr("design parameter jobs=%d with delays and timeout: a late first copy of a write would outlive its job, which is not modelled; set delay-at=release (or another request than the write)", d.Jobs)
@@ -217,4 +272,23 @@ func describeLateOwn(d *Design, st *StepRecord) string {
 		return fmt.Sprintf("the key is its own lock of job %d (%s): deleted  ✗ it deleted its own newer lock", job, why)
 	}
 	return fmt.Sprintf("the key is its own lock of job %d, another value (one per job): left alone", job)
+}
+
+// describeLateAttempt tells a failed attempt's late release meeting its
+// own client's lock of a later attempt (attemptRelease).
+func describeLateAttempt(d *Design, st *StepRecord) string {
+	if st.Event.Result == ResOK {
+		return "the key is its own retry's lock, with the same value (one per job): deleted  ✗ it deleted its own newer lock"
+	}
+	return "the key is its own retry's lock, another value (one per acquire): left alone"
+}
+
+// attemptNote is what follows the words of a failed attempt's release
+// (attemptRelease) once it is answered: the retry.
+func attemptNote(d *Design, st *StepRecord) string {
+	i := st.Action.Client
+	if !st.Before.Clients[i].releasingAttempt(d) || st.After.Clients[i].releasingAttempt(d) {
+		return ""
+	}
+	return fmt.Sprintf("; that was its failed attempt's release: it tries again at t=%d", int(st.Event.Now)+1)
 }

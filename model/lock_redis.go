@@ -317,6 +317,10 @@ func renewFailThen(d *Design, st *StepRecord) string {
 // describeKeyRelease tells DEL, check-and-delete, GET and DEL on one node;
 // the caller adds the ✗ of a removed foreign lock.
 func describeKeyRelease(d *Design, st *StepRecord) string {
+	return keyReleaseWords(d, st) + attemptNote(d, st) // jobs.go
+}
+
+func keyReleaseWords(d *Design, st *StepRecord) string {
 	ev := &st.Event
 	a := st.Action
 	c := &st.Before.Clients[a.Client]

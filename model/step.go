@@ -300,8 +300,15 @@ func mainStep(d *Design, s *State, i int) (ActionKind, bool) {
 }
 
 // at reports whether a fault placed at p may fall before client i's next step.
+// A failed attempt's release (attemptRelease) is a request of the lock
+// call: delay-at=acquire (pause-at=…, lose-at=…) falls before it too.
 func at(d *Design, s *State, i int, p Place) bool {
-	return p == PlaceAny || s.Clients[i].Next(d) == placeKinds[p]
+	if p == PlaceAny {
+		return true
+	}
+	c := &s.Clients[i]
+	k := c.Next(d)
+	return k == placeKinds[p] || p == PlaceAcquire && (k == ActRelease || k == ActDel) && c.releasingAttempt(d)
 }
 
 // strayDue reports whether the first copy of client i's resent request
