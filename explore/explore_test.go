@@ -157,6 +157,32 @@ func TestSymmetryKeepsVerdictsAndLengths(t *testing.T) {
 	}
 }
 
+// Node faults pinned to a node and to the key holder's phase (fault-node,
+// node-at) shrink the search and, where the pinned place is where the
+// fault matters, keep every verdict: the state count falls, no property
+// changes its status.
+func TestPlacedNodeFaultsKeepVerdicts(t *testing.T) {
+	for _, pair := range [][2]string{
+		{"redis/cad/rw/max-token,pauses=0,node-crashes=1,persist=1,fsync=1", "node-at=read"},
+		{"redis/cad/rw/max-token,pauses=0,node-crashes=1,persist=1,fsync=1", "node-at=write"},
+		{"redlock/cad/none/plain,pauses=0,node-crashes=1", "fault-node=1"},
+		{"redlock/cad/none/plain,pauses=0,node-crashes=1", "node-at=read,fault-node=1"},
+		{"replica/cad/none/plain,pauses=0", "node-at=read"},
+	} {
+		free := check(t, Config{Design: design(t, pair[0]), Bounds: Bounds{Symmetry: true}})
+		pinned := check(t, Config{Design: design(t, pair[0]+","+pair[1]), Bounds: Bounds{Symmetry: true}})
+		if pinned.Stats.Distinct >= free.Stats.Distinct {
+			t.Errorf("%s with %s: %d states, not fewer than %d", pair[0], pair[1], pinned.Stats.Distinct, free.Stats.Distinct)
+		}
+		for i := range free.Results {
+			a, b := free.Results[i], pinned.Results[i]
+			if p, _ := model.PropertyByName(a.Property); p.Expect == model.Always && a.Status != b.Status {
+				t.Errorf("%s with %s: %s %v, unpinned %v", pair[0], pair[1], a.Property, b.Status, a.Status)
+			}
+		}
+	}
+}
+
 // Any number of workers gives the same report as one: the same verdicts,
 // traces, distinct states, transitions and depth.
 func TestWorkersGiveIdenticalReports(t *testing.T) {

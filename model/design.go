@@ -437,6 +437,7 @@ type Design struct {
 	DelayAt   Place         // which request a network delay may hold
 	LoseAt    Place         // which request's reply may be lost
 	CrashAt   Place         // where a client crash may fall
+	NodeAt    Place         // where a lock-node fault may fall: at the key holder's next step of this kind
 
 	TTLTicks      int // a key set at t exists at t .. t+TTL-1
 	WorkTicks     int // ticks between a client's read and its write
@@ -483,6 +484,8 @@ type Design struct {
 	LeaseBTicks        int // lease: candidate B's own lease duration (0: ttl, as the others)
 	RateB              int // lease: candidate B's clock rate, percent of real time
 	DeadlineBTicks     int // lease: candidate B's own renew deadline (0: deadline, as the others)
+
+	FaultNode int // the lock node the node faults fall on, 1 … (0: any)
 }
 
 // axis describes one path segment or parameter that takes a word.
@@ -606,11 +609,24 @@ var (
 	delayAtAxis = placeAxis("delay-at", "a network delay")
 	loseAtAxis  = placeAxis("lose-at", "a lost reply")
 	crashAtAxis = placeAxis("crash-at", "a client crash")
+	nodeAtAxis  = nodeFaultAxis()
 	clockAxis   = axis{"clock", []string{"urgent", "free"}, []string{
 		"a tick only when no client can act (default)",
 		"a tick at any time: clients may be late without a fault (SPIN baseline)",
 	}}
 )
+
+// nodeFaultAxis is node-at=…: where a lock-node fault (a node crash, a
+// clock jump, the replica's failover) may fall: while the holder of the
+// node's key has that step next (fault_node.go, nodeFaultAt).
+func nodeFaultAxis() axis {
+	a := placeAxis("node-at", "a lock-node fault (node crash, clock jump, failover)")
+	a.docs = append([]string(nil), a.docs...)
+	for i := 1; i < len(a.docs); i++ {
+		a.docs[i] = "while the node's key holder's next step is its " + a.values[i] + " (its phase: at work before its write is at write); a node whose key nobody holds takes none"
+	}
+	return a
+}
 
 // placeAxis is a fault-placement parameter: where the fault may fall.
 func placeAxis(name, fault string) axis {
@@ -676,6 +692,7 @@ var wordParams = []wordParam{
 	{delayAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.DelayAt) }, nil, true},
 	{loseAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.LoseAt) }, nil, true},
 	{crashAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.CrashAt) }, nil, true},
+	{nodeAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.NodeAt) }, []LockKind{LockRedis, LockReplica, LockRedlock}, true},
 }
 
 // atDefault reports whether d's parameter name is at its default (a
@@ -746,6 +763,7 @@ var intParams = []intParam{
 	{"lease-b", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.LeaseBTicks }, "lease: candidate B's own configured lease duration (0: ttl, as the other candidates')", []LockKind{LockLease}},
 	{"deadline-b", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.DeadlineBTicks }, "lease: candidate B's own renew deadline (0: deadline, as the other candidates')", []LockKind{LockLease}},
 	{"rate-b", 50, 200, 100, func(d *Design) *int { return &d.RateB }, "lease: candidate B's clock rate, in percent of real time", []LockKind{LockLease}},
+	{"fault-node", 0, MaxNodes, 0, func(d *Design) *int { return &d.FaultNode }, "the lock node that node crashes, clock jumps and failovers fall on, 1 … nodes (0: any; redis and replica have one, the primary)", []LockKind{LockRedis, LockReplica, LockRedlock}},
 }
 
 // kindReleases and kindFences restrict the path parts by lock service.

@@ -10,9 +10,13 @@ import (
 // restart ticks) and a clock jump forward (its keys expire early). The
 // replica's failover is in lock_replica.go.
 
-// nodeFaultActions: node crashes and clock jumps on every crashable node.
+// nodeFaultActions: node crashes and clock jumps on every crashable node
+// (or the one of fault-node=K), at any time (or as node-at= says).
 func nodeFaultActions(d *Design, s *State, buf []Action) []Action {
 	for k := 0; k < crashableNodes(d); k++ {
+		if !nodeFaultAt(d, s, k) {
+			continue
+		}
 		n := &s.Nodes[k]
 		if int(s.Used[FaultNodeCrash]) < d.NodeCrashes && n.Back == 0 {
 			buf = append(buf, Action{Kind: ActNodeCrash, Arg: uint8(k)})
@@ -22,6 +26,58 @@ func nodeFaultActions(d *Design, s *State, buf []Action) []Action {
 		}
 	}
 	return buf
+}
+
+// nodeFaultAt reports whether a node fault may fall on lock node k now:
+// k is the node of fault-node=K (or any), and with node-at=P the client
+// whose key node k holds is alive and its next step is of kind P (its
+// phase: a holder at work before its write is "at write"). A node whose
+// key nobody holds takes no placed fault. As client faults' pause-at=…,
+// placing a fault where it matters shrinks the search; the replica's
+// failover (lock_replica.go) asks the same of the primary.
+func nodeFaultAt(d *Design, s *State, k int) bool {
+	if d.FaultNode != 0 && k != d.FaultNode-1 {
+		return false
+	}
+	if d.NodeAt == PlaceAny {
+		return true
+	}
+	o := int(s.Nodes[k].Owner) - 1
+	return o >= 0 && s.Clients[o].Live() && at(d, s, o, d.NodeAt)
+}
+
+// nodeFaultsApply refuses node-at and fault-node where they cannot act.
+func (d Design) nodeFaultsApply() error {
+	budget := d.NodeCrashes + d.ClockJumps
+	if d.Lock == LockReplica {
+		budget += d.Failovers
+	}
+	switch {
+	case budget == 0 && d.NodeAt != PlaceAny:
+		return designErr("design parameter node-at applies only with node-crashes, jumps or (replica) failovers ≥ 1")
+	case budget == 0 && d.FaultNode != 0:
+		return designErr("design parameter fault-node applies only with node-crashes, jumps or (replica) failovers ≥ 1")
+	case d.FaultNode > crashableNodes(&d):
+		return designErr("design parameter fault-node=%d: lock %s has %d node(s) that fail (want 1 to %d, or 0: any)", d.FaultNode, d.Lock, crashableNodes(&d), crashableNodes(&d))
+	case d.NodeAt == PlaceAcquire && d.Reenter == ReenterNone:
+		return designErr("node-at=acquire: a key's holder takes no acquire step (it needs reenter=nx or owner: a nested acquire)")
+	}
+	return nil
+}
+
+// nodeNote is the bounds line's words for node-at and fault-node.
+func nodeNote(d *Design) string {
+	var w []string
+	if d.FaultNode != 0 {
+		w = append(w, fmt.Sprintf("node %d", d.FaultNode))
+	}
+	if d.NodeAt != PlaceAny {
+		w = append(w, "before the holder's "+placeKinds[d.NodeAt].String())
+	}
+	if len(w) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(w, ", ") + ")"
 }
 
 // nodeCrash: lock node k crashes and restarts (at once or restart ticks later).

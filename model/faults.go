@@ -225,9 +225,11 @@ func budgetText(d *Design, f Fault) string {
 		if d.RestartTicks > 0 {
 			restart = fmt.Sprintf("down for %d ticks", d.RestartTicks)
 		}
-		s += " (" + restart + ")"
+		s += " (" + restart + ")" + nodeNote(d)
 	case FaultClockJump:
-		s += fmt.Sprintf(" of %d ticks", d.JumpTicks)
+		s += fmt.Sprintf(" of %d ticks", d.JumpTicks) + nodeNote(d)
+	case FaultFailover:
+		s += nodeNote(d)
 	case FaultDelay:
 		s += fmt.Sprintf(" of up to %d ticks", d.MaxDelayTicks) + placeNote(d.DelayAt)
 	case FaultPartition:
@@ -341,6 +343,9 @@ func (d Design) faultsApply() error {
 				return err
 			}
 		}
+	}
+	if err := d.nodeFaultsApply(); err != nil { // fault_node.go
+		return err
 	}
 	return d.jobsApply()
 }

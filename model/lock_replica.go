@@ -42,6 +42,9 @@ func replicaActions(d *Design, s *State, buf []Action) []Action {
 	if d.Partition == PartitionPrimary && !cut {
 		return buf // with partition=primary, Sentinel fails over when it cannot see the primary
 	}
+	if !nodeFaultAt(d, s, 0) { // node-at=…: only at the primary key's holder's step
+		return buf
+	}
 	return append(buf, Action{Kind: ActFailover})
 }
 
