@@ -993,6 +993,17 @@ var knobs = []knob{
 			}
 			return 1, "one lock value per process: every job of a client writes the same"
 		}),
+	wordKnob("abandon", words(func(i int) model.AbandonMode { return model.AbandonMode(i) }),
+		func(d *model.Design) string { return d.Abandon.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			switch to {
+			case "none":
+				return 1, "wait for the acquire's reply instead of abandoning it at a deadline (a late SET NX then has a caller that reads it)"
+			case "retry":
+				return 1, "try the lock again when an acquire is abandoned at its deadline"
+			}
+			return 1, "give the job up when an acquire is abandoned at its deadline"
+		}),
 	wordKnob("counter", words(func(i int) model.CounterMode { return model.CounterMode(i) }),
 		func(d *model.Design) string { return d.Counter.String() },
 		func(d *model.Design, from, to string) (int, string) {

@@ -363,6 +363,26 @@ const (
 	numAckModes
 )
 
+// AbandonMode is what a caller does with an acquire that is held in the
+// network past its timeout (a context deadline, an interrupt).
+type AbandonMode uint8
+
+const (
+	// AbandonNone: the caller waits; an acquire's reply is held at most
+	// the timeout (held longer, it is a lost reply: losses).
+	AbandonNone AbandonMode = iota
+	// AbandonRetry: at the timeout the caller abandons the request and
+	// sends SET NX again, while the first request is still on its way: it
+	// lands later and may take the key for a client that does not know it.
+	AbandonRetry
+	// AbandonFail: at the timeout the caller gives the job up and goes on
+	// without the lock; the request lands later and may take the key for
+	// nobody who believes it holds it: an orphan until the TTL, or for
+	// ever without one.
+	AbandonFail
+	numAbandonModes
+)
+
 // Place restricts where a fault may fall: right before the client's next
 // step of that kind (PlaceAny: anywhere).
 type Place uint8
@@ -437,6 +457,7 @@ type Design struct {
 	DelayAt   Place         // which request a network delay may hold
 	LoseAt    Place         // which request's reply may be lost
 	CrashAt   Place         // where a client crash may fall
+	Abandon   AbandonMode   // redis, replica: an acquire held past the timeout is abandoned by its caller
 	NodeAt    Place         // where a lock-node fault may fall: at the key holder's next step of this kind
 
 	TTLTicks      int // a key set at t exists at t .. t+TTL-1
@@ -609,8 +630,13 @@ var (
 	delayAtAxis = placeAxis("delay-at", "a network delay")
 	loseAtAxis  = placeAxis("lose-at", "a lost reply")
 	crashAtAxis = placeAxis("crash-at", "a client crash")
-	nodeAtAxis  = nodeFaultAxis()
-	clockAxis   = axis{"clock", []string{"urgent", "free"}, []string{
+	abandonAxis = axis{"abandon", []string{"none", "retry", "fail"}, []string{
+		"an acquire held in the network is waited for, at most the timeout (default)",
+		"an acquire held past the timeout is abandoned (a deadline) and sent again; the first still lands later and may take the key for a client that does not know it",
+		"an acquire held past the timeout is abandoned and the job given up; the request still lands later and may take the key for nobody: an orphan until its TTL (for ever without one)",
+	}}
+	nodeAtAxis = nodeFaultAxis()
+	clockAxis  = axis{"clock", []string{"urgent", "free"}, []string{
 		"a tick only when no client can act (default)",
 		"a tick at any time: clients may be late without a fault (SPIN baseline)",
 	}}
@@ -693,6 +719,7 @@ var wordParams = []wordParam{
 	{loseAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.LoseAt) }, nil, true},
 	{crashAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.CrashAt) }, nil, true},
 	{nodeAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.NodeAt) }, []LockKind{LockRedis, LockReplica, LockRedlock}, true},
+	{abandonAxis, func(d *Design) *uint8 { return (*uint8)(&d.Abandon) }, []LockKind{LockRedis, LockReplica}, false},
 }
 
 // atDefault reports whether d's parameter name is at its default (a
@@ -818,6 +845,7 @@ func (m ReleaseFailMode) String() string {
 func (m AckMode) String() string       { return word(ackAxis, int(m)) }
 func (m PartitionMode) String() string { return word(partitionAxis, int(m)) }
 func (p Place) String() string         { return word(pauseAtAxis, int(p)) }
+func (m AbandonMode) String() string   { return word(abandonAxis, int(m)) }
 
 func word(a axis, i int) string {
 	if i < 0 || i >= len(a.values) {

@@ -47,7 +47,7 @@ func delayActions(d *Design, s *State, i int, buf []Action) []Action {
 		return buf
 	}
 	most := d.MaxDelayTicks
-	if d.TimeoutTicks > 0 && !resendable(k) && most > d.TimeoutTicks {
+	if d.TimeoutTicks > 0 && !resendable(k) && most > d.TimeoutTicks && !abandoned(d, k) {
 		most = d.TimeoutTicks // held longer, it is a lost reply: lose covers that
 	}
 	for p := 1; p <= most; p++ {
@@ -62,6 +62,10 @@ func delay(d *Design, s *State, i int, p uint8, ev *Event) {
 	c := &s.Clients[i]
 	k, _ := mainStep(d, s, i)
 	s.Used[FaultDelay]++
+	if int(p) > d.TimeoutTicks && abandoned(d, k) {
+		abandon(d, s, i, p)
+		return
+	}
 	if d.TimeoutTicks > 0 && int(p) > d.TimeoutTicks && resendable(k) {
 		// the client gives up waiting at the timeout and resends; the first
 		// copy arrives at now+p
@@ -136,6 +140,10 @@ func strayArrive(d *Design, s *State, i int, ev *Event) {
 	stray := c.Flags&FlagStrayDel != 0
 	c.Stray = 0
 	c.Flags &^= FlagStrayDel
+	if d.Abandon != AbandonNone {
+		lateAcquire(d, s, i, ev)
+		return
+	}
 	if stray {
 		if d.Lock == LockEtcdMutex {
 			emStrayRelease(d, s, i, ev)
@@ -175,6 +183,61 @@ func strayArrive(d *Design, s *State, i int, ev *Event) {
 	tok := sentToken(d, c, false)
 	ev.Token, ev.Value = tok, c.Read+1
 	storeWrite(d, s, i, tok, ev)
+}
+
+// abandoned reports whether a request of kind k held past the timeout is
+// abandoned by its caller (abandon=retry|fail): an acquire.
+func abandoned(d *Design, k ActionKind) bool {
+	return k == ActAcquire && d.Abandon != AbandonNone
+}
+
+// abandon: client i's SET NX is held in the network for p ticks, longer
+// than its timeout. It is not applied yet: it lands at now+p (the client's
+// Stray, an acquire's in these designs). At the timeout the caller gives
+// up on it (go-redis returns the context's error; the command is still on
+// its way to the server): abandon=retry sends SET NX again then, and
+// abandon=fail ends the job at once, without the lock.
+func abandon(d *Design, s *State, i int, p uint8) {
+	c := &s.Clients[i]
+	c.Stray = s.Now + p
+	if d.Abandon == AbandonFail {
+		*c = Client{Phase: PhaseDone, Flags: FlagStarted, Stray: c.Stray, Cut: c.Cut, Group: c.Group}
+		return
+	}
+	c.Ready = s.Now + uint8(d.TimeoutTicks)
+}
+
+// lateAcquire applies client i's abandoned SET NX now: it takes the key if
+// the key is free, for a client that will never read the reply (it is as
+// it was: the acquire's effect on the client is undone, as lose undoes a
+// reply). The key is then its own and nobody believes it: an orphan that
+// blocks everyone, its client's next SET NX too, until it expires (with
+// acquire=set-expire, for ever).
+func lateAcquire(d *Design, s *State, i int, ev *Event) {
+	c := &s.Clients[i]
+	before := *c
+	acquire(d, s, i, ev)
+	*c = before
+}
+
+// abandonApplies refuses abandon= where it cannot act.
+func (d Design) abandonApplies() error {
+	if d.Abandon == AbandonNone {
+		return nil
+	}
+	switch {
+	case d.Delays == 0 || d.TimeoutTicks == 0 || d.DelayAt != PlaceAcquire:
+		return designErr("design parameter abandon=%s acts on an acquire held past the timeout: it needs delays ≥ 1, timeout ≥ 1 and delay-at=acquire", d.Abandon)
+	case d.MaxDelayTicks <= d.TimeoutTicks:
+		return designErr("design parameter abandon=%s needs max-delay above the timeout (%d ≤ %d): no acquire is held past it", d.Abandon, d.MaxDelayTicks, d.TimeoutTicks)
+	case d.Check == CheckAcquire:
+		return designErr("design parameter abandon=%s does not apply with check=acquire, which judges a late reply by its validity (a failed attempt's release is modelled there)", d.Abandon)
+	case d.Jobs > 1 || d.Restarts > 0:
+		return designErr("design parameter abandon=%s with jobs ≥ 2 or restarts: an abandoned acquire landing in a later job or process is not modelled", d.Abandon)
+	case d.Reenter != ReenterNone:
+		return designErr("design parameter abandon=%s does not apply to a nested acquire (reenter=%s)", d.Abandon, d.Reenter)
+	}
+	return nil
 }
 
 // loseActions: client i's next request will be applied but its reply lost.
@@ -314,6 +377,12 @@ func describeDelay(d *Design, st *StepRecord, p uint8) string {
 	k := st.Before.Clients[st.Action.Client].Next(d)
 	until := int(ev.Now) + int(p)
 	switch {
+	case c.Stray != 0 && st.Before.Clients[st.Action.Client].Stray == 0 && abandoned(d, k):
+		then := "it gives up on it and sends SET NX again"
+		if d.Abandon == AbandonFail {
+			then = "it gives up on it and on its job: it goes on without the lock"
+		}
+		return fmt.Sprintf("sends SET %s NX; the network holds it until t=%d, and at t=%d (its %d-tick deadline) %s; the request is still on its way", LockKey, until, int(ev.Now)+d.TimeoutTicks, d.TimeoutTicks, then)
 	case c.Stray != 0 && st.Before.Clients[st.Action.Client].Stray == 0:
 		return fmt.Sprintf("sends %s; the network holds it until t=%d, so at t=%d (timeout %d) it sends it again", requestWords(d, k, ev), until, int(ev.Now)+d.TimeoutTicks, d.TimeoutTicks)
 	case k == ActWrite:
@@ -373,6 +442,9 @@ func describeArrive(d *Design, st *StepRecord) string {
 		shadow := *st
 		shadow.Action.Kind = phaseAction[c.Phase]
 		return "its held request arrives: " + describeClientStep(d, &shadow)
+	}
+	if d.Abandon != AbandonNone {
+		return describeLateAcquire(d, st)
 	}
 	if ev.Value != 0 && c.Flags&FlagStrayDel == 0 {
 		s := fmt.Sprintf("the first copy of its write counter = %d%s arrives late → ", ev.Value, tokenNote(ev.Token))
@@ -477,4 +549,21 @@ func joinStrings(xs []string) string {
 		s += x
 	}
 	return s
+}
+
+// describeLateAcquire tells an abandoned SET NX that lands late.
+func describeLateAcquire(d *Design, st *StepRecord) string {
+	ev := &st.Event
+	s := "its abandoned SET " + LockKey + " NX arrives late → "
+	switch {
+	case ev.Result == ResOK && st.After.Nodes[keyNode(&st.After, int(st.Action.Client))].Exp == 0:
+		return s + "OK: the key is its own, with no expiry, and nobody believes it holds it: an orphan for ever"
+	case ev.Result == ResOK:
+		return s + "OK: the key is its own, and nobody believes it holds it: an orphan until it expires"
+	case ev.Result == ResUnreachable:
+		return s + "error: cut off (a partition)"
+	case ev.Other != 0:
+		return s + "(nil), the key is " + owner(ev.Other)
+	}
+	return s + "(nil)"
 }

@@ -347,6 +347,9 @@ func (d Design) faultsApply() error {
 	if err := d.nodeFaultsApply(); err != nil { // fault_node.go
 		return err
 	}
+	if err := d.abandonApplies(); err != nil { // fault_network.go
+		return err
+	}
 	return d.jobsApply()
 }
 

@@ -93,6 +93,13 @@ func TestBadDesignNames(t *testing.T) {
 		"redis/cad/none/plain,jobs=2,delays=1,timeout=3":                                       "a late first copy of a write would outlive its job",
 		"redis/cad/none/plain,jobs=9":                                                          "jobs=\"9\": want a whole number from 1 to 8",
 		"redis/cad/none/plain,value=thread":                                                    `unknown value "thread"`,
+		"redis/cad/none/plain,abandon=retry":                                                   "abandon=retry acts on an acquire held past the timeout: it needs delays ≥ 1, timeout ≥ 1 and delay-at=acquire",
+		"redis/cad/none/plain,abandon=fail,delays=1,timeout=3":                                 "it needs delays ≥ 1, timeout ≥ 1 and delay-at=acquire",
+		"redis/cad/none/plain,abandon=fail,delays=1,timeout=3,delay-at=acquire,max-delay=3":    "abandon=fail needs max-delay above the timeout",
+		"redis/cad/none/plain,abandon=retry,delays=1,timeout=3,delay-at=acquire,check=acquire": "abandon=retry does not apply with check=acquire",
+		"redis/cad/none/plain,abandon=retry,delays=1,timeout=3,delay-at=acquire,jobs=2":        "an abandoned acquire landing in a later job or process is not modelled",
+		"redis/cad/none/plain,abandon=retry,delays=1,timeout=3,delay-at=acquire,reenter=nx":    "does not apply to a nested acquire",
+		"etcd/cad/none/plain,abandon=retry":                                                    "abandon does not apply to lock etcd",
 		"redis/cad/none/plain,node-at=read":                                                    "node-at applies only with node-crashes, jumps or (replica) failovers ≥ 1",
 		"redis/cad/none/plain,fault-node=1":                                                    "fault-node applies only with node-crashes, jumps or (replica) failovers ≥ 1",
 		"redis/cad/none/plain,node-crashes=1,fault-node=2":                                     "fault-node=2: lock redis has 1 node(s) that fail",
@@ -196,7 +203,8 @@ func FuzzParseDesign(f *testing.F) {
 		"zookeeper/cad/none/plain,pauses=0,clients=2,losses=1,lose=request,lose-at=release,release-fail=forget,timeout=3", "redis/cad/none/plain,losses=1,lose=request,timeout=3", "redis/cad/none/plain,losses=1,lose-at=release,release-fail=forget,timeout=3",
 		"redis/get-del/none/plain,losses=2,lose=request,lose-at=del,release-fail=forget", "etcd/cad/none/plain,losses=1,release-fail=forget,timeout=2", "redis/cad/none/plain,release-fail=forget",
 		"redis/cad/none/plain,check=acquire,value=acquire,delay-at=acquire,ttl=5,drift=2,clients=4,pauses=0,delays=2,timeout=3,max-delay=6", "redis/cad/none/plain,value=acquire", "replica/cad/none/plain,check=acquire,value=acquire,delays=2,timeout=2", "redis/cad/none/plain,check=acquire,delays=2,timeout=3,jobs=2",
-		"redis/cad/rw/max-token,pauses=0,node-crashes=1,persist=1,fsync=1,node-at=read", "redlock/cad/none/plain,node-crashes=1,node-at=write,fault-node=3", "replica/cad/none/plain,node-at=release", "replica/cad/none/plain,fault-node=2", "redis/cad/none/plain,jumps=1,node-at=acquire,reenter=nx", "redis/cad/none/plain,fault-node=1"} {
+		"redis/cad/rw/max-token,pauses=0,node-crashes=1,persist=1,fsync=1,node-at=read", "redlock/cad/none/plain,node-crashes=1,node-at=write,fault-node=3", "replica/cad/none/plain,node-at=release", "replica/cad/none/plain,fault-node=2", "redis/cad/none/plain,jumps=1,node-at=acquire,reenter=nx", "redis/cad/none/plain,fault-node=1",
+		"redis/cad/none/plain,acquire=set-expire,abandon=retry,delay-at=acquire,pauses=0,delays=1,timeout=3", "redis/cad/none/plain,abandon=fail,delay-at=acquire,clients=4,pauses=0,delays=1,timeout=2", "replica/cad/none/plain,abandon=retry,delays=1,timeout=2,delay-at=acquire", "redis/cad/none/plain,abandon=retry", "redis/cad/none/plain,abandon=fail,delays=1,timeout=3,delay-at=acquire,max-delay=3"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
@@ -219,7 +227,7 @@ func FuzzParseScenario(f *testing.F) {
 		text, _ := scenarioFiles.ReadFile("scenarios/demo" + string(rune('0'+n)) + ".txt")
 		f.Add(string(text))
 	}
-	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "sidecar-pause", "sidecar-crash", "everysec-key", "everysec-token", "late-release-process", "late-release-job", "restart", "restart-set-expire", "starvation", "replica-wait-timeout", "etcd-mutex-waiter", "etcd-mutex-no-get", "etcd-mutex-late-unlock", "etcd-mutex-fenced-unlock", "advisory-session-pause", "advisory-xact-pause", "advisory-pool-reentry", "advisory-pool-reset", "advisory-pool-xact", "advisory-keepalive-partition", "lease-pause", "lease-own-duration", "lease-clock-rate", "release-forget-zookeeper", "release-forget-redis", "release-retry", "zookeeper-unprotected", "zookeeper-protected", "attempt-release-job", "attempt-release-acquire", "node-crash-at-read"} {
+	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "sidecar-pause", "sidecar-crash", "everysec-key", "everysec-token", "late-release-process", "late-release-job", "restart", "restart-set-expire", "starvation", "replica-wait-timeout", "etcd-mutex-waiter", "etcd-mutex-no-get", "etcd-mutex-late-unlock", "etcd-mutex-fenced-unlock", "advisory-session-pause", "advisory-xact-pause", "advisory-pool-reentry", "advisory-pool-reset", "advisory-pool-xact", "advisory-keepalive-partition", "lease-pause", "lease-own-duration", "lease-clock-rate", "release-forget-zookeeper", "release-forget-redis", "release-retry", "zookeeper-unprotected", "zookeeper-protected", "attempt-release-job", "attempt-release-acquire", "node-crash-at-read", "abandoned-acquire", "abandoned-acquire-fail"} {
 		text, _ := scenarioFiles.ReadFile("scenarios/" + n + ".txt")
 		f.Add(string(text))
 	}

@@ -178,6 +178,8 @@ func RequestKind(d *Design, st *StepRecord) ActionKind {
 			return phaseAction[c.Phase]
 		case c.Flags&FlagStrayDel != 0:
 			return ActRelease
+		case d.Abandon != AbandonNone: // an abandoned acquire lands (delay-at=acquire: no other stray)
+			return ActAcquire
 		}
 		return ActWrite
 	}
