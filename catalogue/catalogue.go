@@ -147,8 +147,9 @@ var Entries = []Entry{
 	{"redis/cad/none/plain,acquire=set-expire,delay-at=acquire,abandon=retry,pauses=0,delays=1,timeout=3", "an abandoned SET NX lands after its caller's retry began: a key its client does not know it holds, with no expiry"},
 	{"redis/cad/none/plain,acquire=set-expire,delay-at=acquire,abandon=fail,clients=4,pauses=0,delays=1,timeout=2", "an abandoned SET NX lands after its caller went on without the lock: an orphan key for ever"},
 	{"redis/cad/none/plain,delay-at=acquire,abandon=fail,clients=4,pauses=0,delays=1,timeout=2", "the same with a TTL: the orphan expires, the others wait out a TTL"},
-	// a failed attempt's late release meets the same client's retry (check=acquire, redsync's lockContext)
-	{"redis/cad/none/plain,check=acquire,delay-at=acquire,ttl=5,clients=4,pauses=0,drift=2,delays=2,max-delay=6,timeout=3", "a lock value per job, the same in every attempt (redsync): a failed attempt's late release deletes the retry's lock"},
+	// a failed attempt's late release meets the same client's retry (check=acquire, redsync's lockContext);
+	// with a value per job it deletes the retry's lock (story attempt-release-job: a 42-step schedule with
+	// two delays, which the property suite's random schedules do not reach, so it is not a row here)
 	{"redis/cad/none/plain,check=acquire,value=acquire,delay-at=acquire,ttl=5,clients=4,pauses=0,drift=2,delays=2,max-delay=6,timeout=3", "a lock value per acquire attempt: the failed attempt's late release leaves the retry's lock alone"},
 	// fairness with repeated jobs: who gets the lock next
 	{"redis/cad/none/plain,clients=2,jobs=2,pauses=0", "polling: one client takes the lock job after job while another waits (starvation seen)"},
