@@ -400,3 +400,31 @@ func TestProgressCatchesAKeyThatNeverExpires(t *testing.T) {
 	require.True(t, v)
 	require.Equal(t, 2, seq)
 }
+
+// TestCrashedClientRenewsNothing: a client that crashed with its write in
+// flight never released, so watchdog-stop=after-unlock's late renewal is
+// not its: its watchdog died with it (locktest's crashed client holds its
+// lock traffic, and such a renewal hung there).
+func TestCrashedClientRenewsNothing(t *testing.T) {
+	d, err := ParseDesign("redis/cad/none/plain,delay-at=write,slow=1,crashes=1,delays=1,clients=2,renew=2,watchdog-stop=after-unlock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trace []Action
+	for _, w := range []string{"A acquire", "A read", "B acquire", "B pause 12", "tick", "tick", "A delay 10", "A crash"} {
+		a, err := ParseAction(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trace = append(trace, a)
+	}
+	run, err := Replay(&d, trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range Actions(&d, &run.Final, nil) {
+		if a.Kind == ActRenew && a.Client == 0 {
+			t.Fatalf("A crashed with its write in flight, and still renews at t=%d: %v", run.Final.Now, Actions(&d, &run.Final, nil))
+		}
+	}
+}

@@ -326,10 +326,12 @@ func renewDue(d *Design, s *State, i int) bool {
 
 // lateRenewDue reports whether client i's watchdog, stopped only after
 // the unlock (watchdog-stop=after-unlock), runs the renewal that was due
-// at the release (lateRenewal kept it in Timer).
+// at the release (lateRenewal kept it in Timer). A client that crashed
+// with its write in flight (FlagLost) keeps its renew timer but runs
+// nothing: it never released, and its watchdog died with it.
 func lateRenewDue(d *Design, s *State, i int) bool {
 	c := &s.Clients[i]
-	return c.Timer != 0 && c.Flags&(FlagBelieves|pausedFreezes(d)) == 0 && c.Timer <= s.Now && c.Phase != PhaseCrashed
+	return c.Timer != 0 && c.Flags&(FlagBelieves|FlagLost|pausedFreezes(d)) == 0 && c.Timer <= s.Now && c.Phase != PhaseCrashed
 }
 
 // Actions appends to buf the actions enabled in s, in a fixed order: client
