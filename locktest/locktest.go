@@ -37,7 +37,9 @@
 // Target.Value (on etcd: put with a lease of Target.TTL) (most clients let you choose it: redsync's
 // WithGenValueFunc, redislock's Options.Token), so that the observer can
 // tell whose key it sees, and must talk to Target.Addr (a proxy of that
-// client's own, which a pause holds).
+// client's own, which a pause holds). A library that names its key
+// itself gets it in Config.Key; one that draws its own values tells them
+// with Owns (an Owner): rueidislock is played so, in this package's tests.
 package locktest
 
 import (
@@ -85,6 +87,16 @@ type Extender interface {
 // nothing (0 or less) is left.
 type Validator interface {
 	Validity(ctx context.Context) (left time.Duration, err error)
+}
+
+// Owner is a Lock whose library writes a lock value of its own choosing
+// rather than Target.Value (rueidislock draws a random one on each try):
+// Owns reports whether v is a value this instance wrote, so that the
+// observer can tell whose key it sees. It is called from the observer's
+// goroutine while your client's calls run: make it safe for that, quick,
+// and free of requests.
+type Owner interface {
+	Owns(v string) bool
 }
 
 // Service is the lock service your client talks to.
@@ -199,6 +211,32 @@ type Config struct {
 	// ServerBinary is the redis-server program to start ("": redis-server
 	// on PATH).
 	ServerBinary string
+	// Key, with Service Redis, is the key your client keeps its lock in
+	// when its library names the key itself ("": Target.Key, which is
+	// then Key): rueidislock's is its prefix, ":0:" and the lock's name.
+	// Run resets it before each schedule and the observer looks there.
+	Key string
+}
+
+// validKey reports whether k can be the lock's key: printable, no spaces,
+// and none of the run's own keys.
+func validKey(k string) bool {
+	if k == "" || len(k) > 200 || k == reality.FenceKey {
+		return false
+	}
+	for _, r := range k {
+		if r <= ' ' || r > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
 }
 
 // Design is the model's design that cfg plays, in lockcheck's design
@@ -501,6 +539,10 @@ func (cfg Config) check() error {
 		return errors.New("Config.New is nil: want a function that makes your client's Lock")
 	case cfg.Clients != 0 && (cfg.Clients < 2 || cfg.Clients > 3):
 		return fmt.Errorf("Config.Clients %d: want 2 or 3 (0: 3)", cfg.Clients)
+	case cfg.Service == Etcd && cfg.Key != "":
+		return fmt.Errorf("Config.Key %q with locktest.Etcd: want it unset (the key is Target.Key)", clip(cfg.Key))
+	case cfg.Key != "" && !validKey(cfg.Key):
+		return fmt.Errorf("Config.Key %q: want 1 to 200 printable ASCII characters, no spaces, and not the fence counter's key %s", clip(cfg.Key), reality.FenceKey)
 	case cfg.Service == Etcd && cfg.Storage != NoFencing:
 		return fmt.Errorf("Config.Storage %d with locktest.Etcd: want NoFencing (an etcd token is the key's create revision, which Lock does not report)", cfg.Storage)
 	case cfg.Service == Etcd && cfg.LoseReleases:
@@ -734,7 +776,7 @@ func play(srv *reality.Server, etcd string, lockDB, storeDB int, d *model.Design
 		// a run's budget: its ticks, with room to spare
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second+time.Duration(2*len(sc.trace))*tick)
 		c, err := reality.Reproduce(ctx, in, where,
-			reality.Options{Addr: srv.Addr(), Etcd: etcd, LockDB: lockDB, StoreDB: storeDB, Tick: tick, Client: reality.ClientUser, User: maker})
+			reality.Options{Addr: srv.Addr(), Etcd: etcd, LockDB: lockDB, StoreDB: storeDB, Tick: tick, Client: reality.ClientUser, User: maker, UserKey: cfg.Key})
 		cancel()
 		if err != nil {
 			return nil, err
@@ -792,6 +834,21 @@ func (a *adapter) Validity(ctx context.Context) (left time.Duration, told string
 		left = <-got
 	}
 	return left, fmt.Sprintf("Validity → %v, %v", left.Round(time.Millisecond), errWord(err)), err
+}
+
+// Owns is the Lock's Owns (an Owner), false for a Lock that writes
+// Target.Value, or whose Owns panics.
+func (a *adapter) Owns(v string) (yes bool) {
+	o, ok := a.l.(Owner)
+	if !ok {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			yes = false
+		}
+	}()
+	return o.Owns(v)
 }
 
 func (a *adapter) Close() {

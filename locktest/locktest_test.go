@@ -314,6 +314,8 @@ func badInputs(t *testing.T) []struct {
 		{"renew", locktest.Config{RenewTicks: 12, New: good}, "Config.RenewTicks 12"},
 		{"parallel", locktest.Config{Parallel: 99, New: good}, "Config.Parallel 99: want 0 (16) to 32"},
 		{"lost releases on etcd", locktest.Config{Service: locktest.Etcd, LoseReleases: true, New: good}, "Config.LoseReleases with locktest.Etcd: not played"},
+		{"key", locktest.Config{Key: "lock:fence", New: good}, `Config.Key "lock:fence": want 1 to 200 printable ASCII characters`},
+		{"key on etcd", locktest.Config{Service: locktest.Etcd, Key: "k", New: good}, `Config.Key "k" with locktest.Etcd: want it unset`},
 		{"New fails", locktest.Config{Clients: 2, Schedules: 1, New: func(context.Context, locktest.Target) (locktest.Lock, error) {
 			return nil, fmt.Errorf("no such host")
 		}}, "Config.New for client A: no such host"},

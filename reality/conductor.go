@@ -40,6 +40,9 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 	if opts.LockDB == opts.StoreDB {
 		return nil, fmt.Errorf("lock and storage databases are both %d: want two different ones", opts.LockDB)
 	}
+	if opts.UserKey != "" && (opts.Client != ClientUser || d.Lock != model.LockRedis) {
+		return nil, fmt.Errorf("a lock key of the client's own (%q) is looked at for a user's client on one Redis node only: want client %s and lock=redis, not client %s and lock=%s", clipText(opts.UserKey), ClientUser, opts.Client, d.Lock)
+	}
 	ticks := 0
 	for _, a := range trace {
 		if a.Kind == model.ActTick {

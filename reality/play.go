@@ -48,7 +48,11 @@ type Options struct {
 	// a library (see ClientNames and CheckClient), or ClientUser.
 	Client string
 	// User makes each client's lock for ClientUser (package locktest).
-	User    UserMaker
+	User UserMaker
+	// UserKey is the Redis key a user's client keeps its lock in, when
+	// its library names the key itself (rueidislock: prefix:0:name); ""
+	// is LockKey. The observer looks there, and the reset deletes it.
+	UserKey string
 	LockDB  int // database of lock:order-42 and lock:fence
 	StoreDB int // database of the counter (must differ from LockDB)
 
@@ -56,6 +60,15 @@ type Options struct {
 	// px is the TTL the clients send (TTL of the design's ticks, with the
 	// planted error): set by PlaySchedule for the world
 	px time.Duration
+}
+
+// lockKey is the Redis key the run's lock lives in: LockKey, or the user's
+// client's own (UserKey).
+func (o *Options) lockKey() string {
+	if o.UserKey != "" {
+		return o.UserKey
+	}
+	return LockKey
 }
 
 // plant holds deliberate bugs that tests switch on to show that a wrong
@@ -311,8 +324,8 @@ func (p *Play) late(ob *Obs, tickStart time.Duration) {
 }
 
 // setup resets the run's keys and loads the scripts, before the clock starts.
-func setup(ctx context.Context, lock, store *redis.Client, d *model.Design, sc storageScripts) error {
-	if err := lock.Del(ctx, LockKey, FenceKey).Err(); err != nil {
+func setup(ctx context.Context, lock, store *redis.Client, d *model.Design, sc storageScripts, key string) error {
+	if err := lock.Del(ctx, key, FenceKey).Err(); err != nil {
 		return fmt.Errorf("reset lock keys on %s: %v", lock.Options().Addr, err)
 	}
 	if err := lock.Set(ctx, FenceKey, d.FirstToken-1, 0).Err(); err != nil {

@@ -214,24 +214,43 @@ func (p *proxy) close() {
 type netHold struct {
 	proxies map[string]*proxy
 	order   []string
+	store   string // the storage's proxy (newRedisStore), which holdLock leaves open
 }
 
 // via returns the address the client uses for upstream, starting a proxy
 // for it on first use.
-func (h *netHold) via(upstream string) (string, error) {
+func (h *netHold) via(upstream string) (string, error) { return h.viaKey(upstream, upstream) }
+
+// viaKey is via with a proxy of its own for key: a client's lock traffic
+// apart from its storage traffic on the same server (lockProxyKey).
+func (h *netHold) viaKey(key, upstream string) (string, error) {
 	if h.proxies == nil {
 		h.proxies = map[string]*proxy{}
 	}
-	if p, ok := h.proxies[upstream]; ok {
+	if p, ok := h.proxies[key]; ok {
 		return p.addr(), nil
 	}
 	p, err := newProxy(upstream)
 	if err != nil {
 		return "", err
 	}
-	h.proxies[upstream] = p
-	h.order = append(h.order, upstream)
+	h.proxies[key] = p
+	h.order = append(h.order, key)
 	return p.addr(), nil
+}
+
+// lockProxyKey names a user's client's lock proxy to the lock's server,
+// apart from its storage's proxy when both are one server: a crashed
+// client's lock traffic is held while its delayed write still arrives.
+func lockProxyKey(upstream string) string { return "lock@" + upstream }
+
+// holdLock holds the traffic of every proxy but the storage's.
+func (h *netHold) holdLock() {
+	for _, u := range h.order {
+		if u != h.store {
+			h.proxies[u].hold()
+		}
+	}
 }
 
 func (h *netHold) hold() {

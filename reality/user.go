@@ -32,6 +32,15 @@ type UserLock interface {
 	Close()
 }
 
+// UserOwner is a UserLock whose library writes a lock value of its own
+// choosing (rueidislock: a random one on each try) instead of
+// UserTarget.Value: Owns reports whether v is a value this client wrote,
+// so that the observer can tell whose key it sees. It is called from the
+// observer's goroutine while the client's calls run.
+type UserOwner interface {
+	Owns(v string) bool
+}
+
 // UserTarget is where client i's lock lives and what it must write: the
 // Redis at Addr (the client's own proxy, which a pause holds), database DB,
 // the key Key holding Value (so that the observer knows whose key it is),
@@ -93,9 +102,16 @@ func (a userAPI) validity(ctx context.Context) (time.Duration, string, error) {
 // userCrashed is a user's client dying: a dead process sends nothing, so
 // its traffic is held for good and whatever the client runs by itself (a
 // keep-alive, a refresh loop) reaches no server. A write already on its
-// way (delay) still arrives, as in the model.
+// way (delay) still arrives, as in the model: its storage proxy stays open,
+// and only the lock's traffic is held (the lock has a proxy of its own,
+// lockProxyKey), so that a library's own renewals die with the process
+// there too.
 func userCrashed(c *client) {
-	if c.net != nil && c.m.Phase != model.PhaseArrive {
+	switch {
+	case c.net == nil:
+	case c.m.Phase == model.PhaseArrive:
+		c.net.holdLock()
+	default:
 		c.net.hold()
 	}
 }

@@ -126,7 +126,7 @@ type redisStorage struct {
 func (w *redisStorage) startStorage(ctx context.Context) error {
 	w.admin = redis.NewClient(clientOptions(w.lockAddr, w.opts.LockDB))
 	w.store = redis.NewClient(clientOptions(w.opts.Addr, w.opts.StoreDB))
-	return setup(ctx, w.admin, w.store, w.d, w.sc)
+	return setup(ctx, w.admin, w.store, w.d, w.sc, w.opts.lockKey())
 }
 
 func (w *redisStorage) storeAddr() string { return w.opts.Addr }

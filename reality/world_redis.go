@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,7 +25,8 @@ func (w *redisWorld) start(ctx context.Context) error {
 	if err := w.startStorage(ctx); err != nil {
 		return err
 	}
-	w.obs = &observer{c: redis.NewClient(lockOptions(w.d, w.lockAddr, w.opts.LockDB)), clients: w.d.Clients, canFail: w.d.NodeCrashes > 0}
+	w.obs = &observer{c: redis.NewClient(lockOptions(w.d, w.lockAddr, w.opts.LockDB)), clients: w.d.Clients, canFail: w.d.NodeCrashes > 0,
+		key: w.opts.lockKey(), owners: make([]UserOwner, w.d.Clients)}
 	return nil
 }
 
@@ -52,7 +54,16 @@ func (w *redisWorld) restart(ctx context.Context, k int) error {
 }
 
 func (w *redisWorld) lock(ctx context.Context, i int, h *netHold) (realLock, error) {
-	return newKeyLock(ctx, w.d, w.opts, w.sc, i, h, w.lockAddr, w.opts.Addr)
+	l, err := newKeyLock(ctx, w.d, w.opts, w.sc, i, h, w.lockAddr, w.opts.Addr)
+	if err != nil {
+		return nil, err
+	}
+	if u, ok := l.lib.(userAPI); ok {
+		if o, ok := u.u.(UserOwner); ok {
+			w.obs.setOwner(i, o)
+		}
+	}
+	return l, nil
 }
 
 func (w *redisWorld) stop() {
@@ -115,6 +126,7 @@ func newRedisStore(opts *Options, sc storageScripts, h *netHold, storeAddr strin
 	if err != nil {
 		return redisStore{}, err
 	}
+	h.store = storeAddr
 	return redisStore{store: redis.NewClient(clientOptions(via, opts.StoreDB)), sc: sc}, nil
 }
 
@@ -139,7 +151,7 @@ type keyLock struct {
 	lib   lockAPI       // a lock library's acquire, renew and release (nil: lockcheck's own)
 	value string        // its value in the lock key, e.g. "B:91ab"
 	px    time.Duration // the TTL it sends with SET … PX
-	up    string        // the lock's server (its proxy's upstream)
+	up    string        // the lock's proxy (its upstream, or lockProxyKey of it)
 }
 
 // crashed: a user's client dies with its process (userCrashed); the
@@ -171,7 +183,11 @@ func (l *keyLock) dropOwn(ctx context.Context) error {
 func (l *keyLock) lockUpstream() string { return l.up }
 
 func newKeyLock(ctx context.Context, d *model.Design, opts *Options, sc storageScripts, i int, h *netHold, lockAddr, storeAddr string) (*keyLock, error) {
-	lockVia, err := h.via(lockAddr)
+	up := lockAddr
+	if opts.Client == ClientUser { // a proxy of its own: a crash holds it, not a delayed write (userCrashed)
+		up = lockProxyKey(lockAddr)
+	}
+	lockVia, err := h.viaKey(up, lockAddr)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +195,7 @@ func newKeyLock(ctx context.Context, d *model.Design, opts *Options, sc storageS
 	if err != nil {
 		return nil, err
 	}
-	l := &keyLock{redisStore: st, d: d, i: i, value: model.LockValue(i), px: opts.px, up: lockAddr,
+	l := &keyLock{redisStore: st, d: d, i: i, value: model.LockValue(i), px: opts.px, up: up,
 		lock: redis.NewClient(lockOptions(d, lockVia, opts.LockDB))}
 	if d.Wait == model.WaitNotify {
 		l.sub = redis.NewClient(lockOptions(d, lockVia, opts.LockDB)).Subscribe(context.Background())
@@ -194,7 +210,7 @@ func newKeyLock(ctx context.Context, d *model.Design, opts *Options, sc storageS
 			l.close()
 			return nil, fmt.Errorf("client %s: Options.User is nil", ClientUser)
 		}
-		u, err := opts.User(ctx, UserTarget{Client: i, Addr: lockVia, DB: opts.LockDB, Key: LockKey, Value: l.value, TTL: opts.px,
+		u, err := opts.User(ctx, UserTarget{Client: i, Addr: lockVia, DB: opts.LockDB, Key: opts.lockKey(), Value: l.value, TTL: opts.px,
 			Drift: time.Duration(d.DriftTicks) * opts.Tick})
 		if err != nil {
 			l.close()
@@ -552,40 +568,68 @@ func lockOptions(d *model.Design, addr string, db int) *redis.Options {
 type observer struct {
 	c       *redis.Client
 	clients int
-	canFail bool // the lock node can crash: no answer means it is down
+	canFail bool   // the lock node can crash: no answer means it is down
+	key     string // the lock key: LockKey, or a user's client's own
+	// owners are the user's clients that write values of their own
+	// (UserOwner), by client; nil where a client writes LockValue(i)
+	mu     sync.Mutex
+	owners []UserOwner
+}
+
+func (o *observer) setOwner(i int, u UserOwner) {
+	o.mu.Lock()
+	o.owners[i] = u
+	o.mu.Unlock()
+}
+
+// holderOf is whose value v is: a client's LockValue, or a value a user's
+// client says it wrote.
+func (o *observer) holderOf(v string, err error) int {
+	h := holderOf(v, err, o.clients)
+	if h != HolderUnknown {
+		return h
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i, u := range o.owners {
+		if u != nil && u.Owns(v) {
+			return i
+		}
+	}
+	return h
 }
 
 func (o *observer) holder(ctx context.Context) (int, error) {
-	v, err := o.c.Get(ctx, LockKey).Result()
+	v, err := o.c.Get(ctx, o.key).Result()
 	if o.canFail && networkError(err) {
 		return HolderDown, nil
 	}
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return 0, fmt.Errorf("observer GET %s: %v", LockKey, err)
+		return 0, fmt.Errorf("observer GET %s: %v", o.key, err)
 	}
-	return holderOf(v, err, o.clients), nil
+	return o.holderOf(v, err), nil
 }
 
 // look is the holder and the key's remaining time to live in milliseconds
 // (-1: no expiry, -2: no key), read together by one script.
 func (o *observer) look(ctx context.Context) (int, int64, error) {
-	res, err := lookScript.Run(ctx, o.c, []string{LockKey}).Slice()
+	res, err := lookScript.Run(ctx, o.c, []string{o.key}).Slice()
 	if o.canFail && networkError(err) {
 		return HolderDown, -2, nil
 	}
 	if err != nil || len(res) != 2 {
-		return 0, 0, fmt.Errorf("observer GET+PTTL %s: %v (reply %v)", LockKey, err, res)
+		return 0, 0, fmt.Errorf("observer GET+PTTL %s: %v (reply %v)", o.key, err, res)
 	}
 	pttl, ok := res[1].(int64)
 	if !ok {
-		return 0, 0, fmt.Errorf("observer PTTL %s: reply %v", LockKey, res[1])
+		return 0, 0, fmt.Errorf("observer PTTL %s: reply %v", o.key, res[1])
 	}
 	v, ok := res[0].(string)
 	if !ok {
-		return 0, 0, fmt.Errorf("observer GET %s: reply %v", LockKey, res[0])
+		return 0, 0, fmt.Errorf("observer GET %s: reply %v", o.key, res[0])
 	}
 	if v == "" { // no key (no client writes an empty value)
 		return HolderNone, pttl, nil
 	}
-	return holderOf(v, nil, o.clients), pttl, nil
+	return o.holderOf(v, nil), pttl, nil
 }
