@@ -254,6 +254,9 @@ func faultWords(run *model.Run, f FaultRole) string {
 		}
 		return fmt.Sprintf("%s's own clock jumped %d ticks forward at t=%d", c, d.ClientJumpTicks, f.Tick)
 	case model.ActStorageFailover:
+		if d.StorageLoses == model.LossFence {
+			return fmt.Sprintf("the storage failed over at t=%d, keeping every write but losing the highest token its token check had seen", f.Tick)
+		}
 		return fmt.Sprintf("the storage failed over at t=%d to a replica that had not received every write", f.Tick)
 	case model.ActStaleRead:
 		return fmt.Sprintf("%s's read at t=%d was served by the storage's lagging replica", c, f.Tick)

@@ -284,3 +284,29 @@ func TestScenarioFilesKeepTheirPromises(t *testing.T) {
 		})
 	}
 }
+
+// storage-loses=fence: the same story with the whole row replicated
+// asynchronously (the default) loses B's accepted write in the failover;
+// with only the token check's state lost, B's write survives and A's
+// stale write, let in by the lost token, overwrites it.
+func TestStorageLosesOnlyTheFence(t *testing.T) {
+	dm, err := LoadDemo("storage-failover-fence")
+	require.NoError(t, err)
+	d := dm.Scenario.Design
+	require.Equal(t, LossFence, d.StorageLoses)
+	r, err := Replay(&d, dm.Scenario.Trace)
+	require.NoError(t, err)
+	fo := r.Steps[len(r.Steps)-4]
+	require.Equal(t, ActStorageFailover, fo.Action.Kind)
+	require.Equal(t, uint8(1), fo.After.Store.Counter, "B's write survives the failover")
+	require.Equal(t, uint16(1), fo.After.Store.MaxTok, "token 2 is lost")
+	last := r.Steps[len(r.Steps)-1].After.Store
+	require.Equal(t, uint8(1), last.Counter)
+	require.Equal(t, uint8(2), last.Accepted)
+
+	d.StorageLoses = LossUnsynced
+	r, err = Replay(&d, dm.Scenario.Trace)
+	require.NoError(t, err)
+	fo = r.Steps[len(r.Steps)-4]
+	require.Equal(t, uint8(0), fo.After.Store.Counter, "the replica had not received B's write")
+}

@@ -310,6 +310,23 @@ const (
 	numReleaseFailModes
 )
 
+// StorageLoss is what a storage failover loses (storage-failovers=1).
+type StorageLoss uint8
+
+const (
+	// LossUnsynced: the promoted replica has what it had received: the
+	// accepted writes and the highest token it had not yet been sent are
+	// both gone (asynchronous replication of the whole row).
+	LossUnsynced StorageLoss = iota
+	// LossFence: the counter's row is replicated synchronously and
+	// survives; only a fencing state kept apart from the row (max-token
+	// and max-write's highest token: a check in a proxy, a side table) is
+	// replicated asynchronously, and its last updates are lost.
+	// cond-update's last_token and cas's version are in the row.
+	LossFence
+	numStorageLosses
+)
+
 // WatchdogStop is when the watchdog is stopped at the release (renew=k).
 type WatchdogStop uint8
 
@@ -440,6 +457,8 @@ type Design struct {
 	Lose        LoseMode
 	ReleaseFail ReleaseFailMode
 	Ack         AckMode // replica: WAIT for the replica before the acquire returns
+	// storage-failovers=1: what the promoted storage replica lacks
+	StorageLoses StorageLoss
 	// etcd-mutex: what Lock does once its predecessors are deleted
 	SessionCheck SessionCheck
 	// lease: the lease duration a candidate judges expiry by
@@ -611,6 +630,10 @@ var (
 		"jobs=N: every job of a client writes the same value (per process or thread), so a late release of one job matches the next job's lock",
 		"check=acquire: each acquire attempt writes a value of its own, so a failed attempt's late release leaves the retry's lock alone",
 	}}
+	storageLosesAxis = axis{"storage-loses", []string{"unsynced", "fence"}, []string{
+		"storage-failovers: the promoted replica lacks what it had not received, accepted writes and the highest token alike (default)",
+		"storage-failovers: the counter's row is replicated synchronously; only a token check kept apart from it (max-token, max-write) loses its last updates; cond-update's last_token and cas's version are in the row and survive",
+	}}
 	ackAxis = axis{"ack", []string{"async", "wait"}, []string{
 		"replica: the acquire returns once the primary has the key (default)",
 		"replica: WAIT 1 T after the acquire: it returns once the replica has the key, or after ack-timeout ticks (then it goes on anyway: WAIT rolls nothing back)",
@@ -705,6 +728,7 @@ var wordParams = []wordParam{
 	{valueAxis, func(d *Design) *uint8 { return (*uint8)(&d.Value) }, nil, false},
 	{releaseFailAxis, func(d *Design) *uint8 { return (*uint8)(&d.ReleaseFail) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockZooKeeper}, false},
 	{ackAxis, func(d *Design) *uint8 { return (*uint8)(&d.Ack) }, []LockKind{LockReplica}, false},
+	{storageLosesAxis, func(d *Design) *uint8 { return (*uint8)(&d.StorageLoses) }, nil, false},
 	{sessionCheckAxis, func(d *Design) *uint8 { return (*uint8)(&d.SessionCheck) }, []LockKind{LockEtcdMutex}, false},
 	{durationAxis, func(d *Design) *uint8 { return (*uint8)(&d.Duration) }, []LockKind{LockLease}, false},
 	{levelAxis, func(d *Design) *uint8 { return (*uint8)(&d.Level) }, []LockKind{LockAdvisory}, false},
@@ -843,6 +867,7 @@ func (m ReleaseFailMode) String() string {
 	return word(releaseFailAxis, int(m))
 }
 func (m AckMode) String() string       { return word(ackAxis, int(m)) }
+func (m StorageLoss) String() string   { return word(storageLosesAxis, int(m)) }
 func (m PartitionMode) String() string { return word(partitionAxis, int(m)) }
 func (p Place) String() string         { return word(pauseAtAxis, int(p)) }
 func (m AbandonMode) String() string   { return word(abandonAxis, int(m)) }

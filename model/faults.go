@@ -320,6 +320,14 @@ func (d Design) faultsApply() error {
 	if d.CounterCrashes > 0 && d.Counter != CounterExternal {
 		return designErr("design parameter counter-crashes applies only with counter=external (redlock, db)")
 	}
+	if d.StorageLoses == LossFence {
+		switch {
+		case d.StorageFailovers == 0:
+			return designErr("design parameter storage-loses=fence applies only with storage-failovers=1 (what a storage failover loses)")
+		case d.StaleReads > 0:
+			return designErr("design parameter storage-loses=fence does not apply with stale-reads: its replica holds only the fencing state, not the counter a read returns")
+		}
+	}
 	if storageFaults(&d) && SameDatabase(&d) {
 		return designErr("design parameters storage-failovers and stale-reads do not apply to lock %s: the counter is in the lock's own database", d.Lock)
 	}

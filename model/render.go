@@ -36,9 +36,9 @@ func Describe(d *Design, st *StepRecord) string {
 	case ActCounterCrash:
 		return at + describeCounterCrash(st)
 	case ActStorageSync:
-		return at + describeStorageSync(st)
+		return at + describeStorageSync(d, st)
 	case ActStorageFailover:
-		return at + describeStorageFailover(st)
+		return at + describeStorageFailover(d, st)
 	}
 	return at + ClientName(int(a.Client)) + ": " + describeClientStep(d, st) + jobNote(st)
 }

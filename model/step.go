@@ -522,7 +522,7 @@ func StepTo(d *Design, s *State, a Action, ev *Event) {
 	case ActArrive:
 		arrive(d, s, int(a.Client), ev)
 	case ActStorageSync:
-		storageSync(s, ev)
+		storageSync(d, s, ev)
 	case ActStorageFailover:
 		storageFailover(d, s, ev)
 	case ActCounterCrash:

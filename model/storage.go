@@ -12,9 +12,14 @@ import "fmt"
 // storageFaults reports whether the design has a storage replica at all.
 func storageFaults(d *Design) bool { return d.StorageFailovers > 0 || d.StaleReads > 0 }
 
-// replicaLags reports whether the storage's replica differs from its primary.
-func replicaLags(s *State) bool {
+// replicaLags reports whether the storage's replica differs from its
+// primary (storage-loses=fence: in the fencing state kept apart from the
+// row, all it holds; a storage whose check lives in the row has none).
+func replicaLags(d *Design, s *State) bool {
 	r := &s.StoreCopy
+	if d.StorageLoses == LossFence {
+		return fenceApart(d) && r.MaxTok != s.Store.MaxTok
+	}
 	return r.MaxTok != s.Store.MaxTok || r.Counter != s.Store.Counter || r.Version != s.Store.Version
 }
 
@@ -24,7 +29,7 @@ func replicaLags(s *State) bool {
 func storageActions(d *Design, s *State, buf []Action) []Action {
 	r := &s.StoreCopy
 	failLeft := int(r.FailedOver) < d.StorageFailovers
-	if !failLeft && int(r.StaleReads) >= d.StaleReads || !replicaLags(s) {
+	if !failLeft && int(r.StaleReads) >= d.StaleReads || !replicaLags(d, s) {
 		return buf
 	}
 	buf = append(buf, Action{Kind: ActStorageSync})
@@ -36,7 +41,7 @@ func storageActions(d *Design, s *State, buf []Action) []Action {
 
 // staleReadActions: client i's read, due now, is served by the lagging replica.
 func staleReadActions(d *Design, s *State, i int, buf []Action) []Action {
-	if int(s.StoreCopy.StaleReads) >= d.StaleReads || !replicaLags(s) || !reachStorage(d, s, i) {
+	if int(s.StoreCopy.StaleReads) >= d.StaleReads || !replicaLags(d, s) || !reachStorage(d, s, i) {
 		return buf
 	}
 	if k, ok := mainStep(d, s, i); ok && k == ActRead {
@@ -45,21 +50,37 @@ func staleReadActions(d *Design, s *State, i int, buf []Action) []Action {
 	return buf
 }
 
-// storageSync: the storage's replica catches up with the primary.
-func storageSync(s *State, ev *Event) {
+// fenceApart reports whether the storage keeps its fencing state apart
+// from the counter's row: max-token and max-write record the highest
+// token in a check of their own (a proxy, a side table); cond-update's
+// last_token and cas's version are columns of the row.
+func fenceApart(d *Design) bool {
+	return d.Storage == StorageMaxToken || d.Storage == StorageMaxWrite
+}
+
+// storageSync: the storage's replica catches up with the primary
+// (storage-loses=fence: the replica of its fencing state does).
+func storageSync(d *Design, s *State, ev *Event) {
 	r := &s.StoreCopy
-	r.MaxTok, r.Counter, r.Version = s.Store.MaxTok, s.Store.Counter, s.Store.Version
-	ev.Result, ev.Value, ev.Token = ResOK, r.Counter, r.MaxTok
+	r.MaxTok = s.Store.MaxTok
+	if d.StorageLoses != LossFence {
+		r.Counter, r.Version = s.Store.Counter, s.Store.Version
+	}
+	ev.Result, ev.Value, ev.Token = ResOK, s.Store.Counter, r.MaxTok
 }
 
 // storageFailover: the storage's primary dies and its replica is promoted
 // with what it had: accepted writes and the highest token it had not
-// received are gone. A new replica starts from the new primary.
+// received are gone (storage-loses=fence: only the highest token). A new
+// replica starts from the new primary.
 func storageFailover(d *Design, s *State, ev *Event) {
 	r := &s.StoreCopy
 	r.FailedOver++
 	ev.Value, ev.Token = s.Store.Counter, s.Store.MaxTok
-	s.Store.MaxTok, s.Store.Counter, s.Store.Version = r.MaxTok, r.Counter, r.Version
+	s.Store.MaxTok = r.MaxTok
+	if d.StorageLoses != LossFence {
+		s.Store.Counter, s.Store.Version = r.Counter, r.Version
+	}
 	ev.Result = ResOK
 	storageReplicaDone(d, s)
 }
@@ -190,13 +211,19 @@ func describeRead(d *Design, st *StepRecord, unsafe string) string {
 	return s + fmt.Sprint(ev.Value) + unsafe
 }
 
-func describeStorageSync(st *StepRecord) string {
+func describeStorageSync(d *Design, st *StepRecord) string {
+	if d.StorageLoses == LossFence {
+		return fmt.Sprintf("storage: the token check's replica catches up (highest token %d; the counter is replicated synchronously)", st.Event.Token)
+	}
 	return fmt.Sprintf("storage replica: catches up with the primary (counter %d, highest token %d)", st.Event.Value, st.Event.Token)
 }
 
-func describeStorageFailover(st *StepRecord) string {
+func describeStorageFailover(d *Design, st *StepRecord) string {
 	ev, b, a := &st.Event, &st.Before.Store, &st.After.Store
 	s := fmt.Sprintf("storage failover: the primary dies, its replica is promoted with counter %d", a.Counter)
+	if d.StorageLoses == LossFence {
+		s += " (replicated synchronously: no write is lost)"
+	}
 	if b.Counter != a.Counter {
 		s += fmt.Sprintf(" (the primary had %d: an accepted write is lost)", ev.Value)
 	}
