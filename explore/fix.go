@@ -1020,6 +1020,14 @@ var knobs = []knob{
 			}
 			return 1, "return from the acquire without waiting for the replica"
 		}),
+	wordKnob("storage-loses", words(func(i int) model.StorageLoss { return model.StorageLoss(i) }),
+		func(d *model.Design) string { return d.StorageLoses.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "fence" {
+				return 2, "replicate the counter's row synchronously, the token check's state apart and asynchronously"
+			}
+			return 1, "replicate the token check's state with the counter's row, asynchronously (a failover loses recent writes and tokens alike)"
+		}),
 	wordKnob("session-check", words(func(i int) model.SessionCheck { return model.SessionCheck(i) }),
 		func(d *model.Design) string { return d.SessionCheck.String() },
 		func(d *model.Design, from, to string) (int, string) {
