@@ -239,7 +239,7 @@ func faultWords(run *model.Run, f FaultRole) string {
 		if d.Lose == model.LoseRequest {
 			s = fmt.Sprintf("%s's request at t=%d was lost before it reached the server", c, f.Tick)
 		}
-		if k := model.RequestKind(d, &run.Steps[f.Seq-1]); d.ReleaseFail == model.ReleaseFailForget && (k == model.ActRelease || k == model.ActDel) {
+		if k := model.RequestKind(d, &run.Steps[f.Seq-1]); d.ForgetsRelease(k) {
 			return s + " and it forgot its lock (release-fail=forget)"
 		}
 		if d.TimeoutTicks > 0 {

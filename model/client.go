@@ -184,11 +184,18 @@ func (c *Client) stopWorker() uint16 {
 // event flags (EvJobDone when it forgot).
 func (c *Client) LoseRequest(d *Design, k ActionKind, now uint8) uint16 {
 	c.Flags |= FlagStarted
-	if d.ReleaseFail == ReleaseFailForget && (k == ActRelease || k == ActDel) {
+	if d.ForgetsRelease(k) {
 		return c.Forget(d, now)
 	}
 	c.Ready = now + uint8(d.TimeoutTicks)
 	return 0
+}
+
+// ForgetsRelease reports whether a request of kind k that got no answer
+// (a lost request or reply) is taken as done rather than sent again: a
+// release, or get-del's DEL, with release-fail=forget.
+func (d *Design) ForgetsRelease(k ActionKind) bool {
+	return d.ReleaseFail == ReleaseFailForget && (k == ActRelease || k == ActDel)
 }
 
 // Forget is the client taking its release, which got no answer, as done

@@ -265,7 +265,7 @@ func lose(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	k, _ := mainStep(d, s, i)
 	s.Used[FaultLoss]++
-	forget := d.ReleaseFail == ReleaseFailForget && (k == ActRelease || k == ActDel)
+	forget := d.ForgetsRelease(k)
 	if d.Lose == LoseRequest {
 		ev.Result = ResNoop
 		if k == ActWrite {
@@ -480,7 +480,7 @@ func describeArrive(d *Design, st *StepRecord) string {
 
 func describeLose(d *Design, st *StepRecord) string {
 	k, _ := mainStep(d, &st.Before, int(st.Action.Client))
-	forget := d.ReleaseFail == ReleaseFailForget && (k == ActRelease || k == ActDel)
+	forget := d.ForgetsRelease(k)
 	again := fmt.Sprintf(", it sends it again at t=%d", int(st.Event.Now)+d.TimeoutTicks)
 	if d.Lose == LoseRequest {
 		s := "sends " + requestWords(d, k, &st.Event) + "; the request is lost on the way (the connection dropped it): nothing is applied"

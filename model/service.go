@@ -281,7 +281,7 @@ func stuckFree(d *Design) bool {
 // believes in it although the service frees locks by itself (stuckFree):
 // protect=no's orphan nodes, pool=tx's backends.
 func leaks(d *Design) bool {
-	return d.Protect == ProtectNo && d.Lock == LockZooKeeper || pooledSession(d)
+	return unprotected(d) || pooledSession(d)
 }
 
 // HeldForEver is who holds d's lock for ever in s, with no client that
