@@ -105,6 +105,12 @@ var Entries = []Entry{
 	{"advisory/cad/none/plain,end=keepalive", "sessions ended by TCP keepalive only: a paused client's kernel still answers, the lock outlives the pause"},
 	{"advisory/cad/none/plain,end=keepalive,pauses=0,partitions=1", "a partition outlives TCP keepalive: the session ends, another takes the lock, the cut-off write lands after the heal"},
 	{"advisory/cad/none/plain,end=keepalive,pauses=0,partitions=1,partition-ticks=5", "a short partition stops the unlock: the session outlives it and keeps the lock for ever"},
+	// Consul sessions (api.Lock), model only
+	{"consul/cad/none/plain,renew=5", "Consul session renewed every ttl/2: the server invalidates it 2 × ttl after the last renewal, then a lock-delay; a longer pause still loses an update"},
+	{"consul/cad/rw/max-token,renew=5", "the key's LockIndex as fencing token: it grows while the key stays"},
+	{"consul/cad/rw/max-token,behavior=delete,renew=5", "behavior=delete: the invalidated session's key is deleted and its LockIndex starts again at 1: a token repeats, an update is lost"},
+	{"consul/cad/rw/max-token,behavior=delete,index=modify,renew=5", "the key's ModifyIndex (the Raft index) as token: it never repeats"},
+	{"consul/cad/none/plain,pauses=0,crashes=1", "a crashed holder's session is invalidated 2 × ttl on and the lock-delay runs out: the others go on"},
 	// faults from the field: partitions, lost replies and resends, delays
 	// on every request, client clocks, fault placement
 	{"redlock/cad/none/plain,partition=minority,clients=2,pauses=0,jumps=1,jump=9,partitions=2", "Redlock split by partitions and a clock jump (Kleppmann's case)"},

@@ -1068,6 +1068,22 @@ var knobs = []knob{
 			}
 			return 1, "create the lock node plainly, and again when a reply is lost"
 		}),
+	wordKnob("behavior", words(func(i int) model.ConsulBehavior { return model.ConsulBehavior(i) }),
+		func(d *model.Design) string { return d.Behavior.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "release" {
+				return 1, "create the session with Behavior release: an invalidated session's key stays, and its LockIndex keeps growing"
+			}
+			return 1, "create the session with Behavior delete: an invalidated session's key is deleted"
+		}),
+	wordKnob("index", words(func(i int) model.ConsulIndex { return model.ConsulIndex(i) }),
+		func(d *model.Design) string { return d.Index.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "modify" {
+				return 1, "take the key's ModifyIndex (the Raft index of its last write) as the fencing token: it never repeats"
+			}
+			return 1, "take the key's LockIndex as the fencing token"
+		}),
 	wordKnob("pool", words(func(i int) model.PoolMode { return model.PoolMode(i) }),
 		func(d *model.Design) string { return d.Pool.String() },
 		func(d *model.Design, from, to string) (int, string) {

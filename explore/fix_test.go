@@ -336,7 +336,9 @@ func TestFixDoesNotJudgeALeaseItCannotGrowFaultsFor(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 25, d.MaxPauseTicks)
 	cands, _, ungrown := neighbours(d, 1, map[string]bool{d.Name(): true})
-	require.Equal(t, []string{"ttl 20 → 60"}, ungrown)
+	// lock=consul lives 2 × ttl + lock-delay = 60 ticks: its pause would
+	// have to grow by 40 as well
+	require.Equal(t, []string{"lock redis → consul", "ttl 20 → 60"}, ungrown)
 	for _, c := range cands {
 		if c.Changes[0].Key == "ttl" {
 			require.Equal(t, c.Design.TTLTicks-20, c.Design.MaxPauseTicks-25, "%s: the pause grew with the TTL", c.Name())

@@ -29,6 +29,14 @@ type derivedParam struct {
 // derivedParams are applied in this order: the horizon comes last, as it
 // depends on the (derived or given) lengths of the faults.
 var derivedParams = []derivedParam{
+	{"lock-delay", func(d *Design) *int { return &d.LockDelayTicks },
+		func(d *Design) int {
+			if d.Lock == LockConsul {
+				return d.TTLTicks
+			}
+			return 0
+		},
+		"consul: the ttl (the api's defaults: SessionTTL 15 s, LockDelay 15 s); 0 elsewhere"},
 	{"max-pause", func(d *Design) *int { return &d.MaxPauseTicks },
 		func(d *Design) int { return clampTicks(lifetime(d)+d.WorkTicks+3, MaxWaitTicks) },
 		"ttl + work + 3: a pause that falls after the read must outlast the TTL, and then another client must have time to poll, read, work and write"},
@@ -50,10 +58,13 @@ var derivedParams = []derivedParam{
 }
 
 // lifetime is how long a granted lock lives without renewal: the TTL, or a
-// ZooKeeper session's timeout.
+// ZooKeeper session's timeout (Consul: until another may take it).
 func lifetime(d *Design) int {
 	if sessionQueue(d) {
 		return d.SessionTicks
+	}
+	if d.Lock == LockConsul { // invalidated 2 × ttl on, then held back by its lock-delay
+		return 2*d.TTLTicks + d.LockDelayTicks
 	}
 	return d.TTLTicks
 }
@@ -106,6 +117,10 @@ func KeepBudget(d *Design, from *Design, keys map[string]bool) {
 	for _, p := range derivedParams {
 		switch {
 		case keys[p.name]:
+		case p.name == "lock-delay": // the service's, not a fault's: at its default it follows the new design
+			if *p.field(from) == p.derive(from) {
+				*p.field(d) = p.derive(d)
+			}
 		case !budgetUsed(d, p.name):
 			*p.field(d) = p.derive(d) // a fault the design does not draw: no length to keep
 		default:
@@ -149,7 +164,7 @@ func DerivedParamNames() []string {
 
 // derivedNote is explore designs' paragraph on derived defaults.
 func derivedNote() string {
-	return "Defaults of " + strings.Join(DerivedParamNames(), ", ") + " are derived from the design's TTL (zookeeper: session) and work, so that\n" +
+	return "Defaults of " + strings.Join(DerivedParamNames(), ", ") + " are derived from the design's TTL (zookeeper: session; consul: 2 × ttl + lock-delay) and work, so that\n" +
 		"the default fault budget can break the design it checks; a name leaves a parameter out when it equals its derived default.\n"
 }
 

@@ -48,6 +48,10 @@ const (
 	// transaction-level, optionally behind a transaction-pooling PgBouncer.
 	// lock_advisory.go.
 	LockAdvisory
+	// LockConsul is a Consul session lock (api.Lock): a key acquired with
+	// a session whose TTL the server doubles, released or deleted when the
+	// session is invalidated, with a lock-delay. lock_consul.go.
+	LockConsul
 	numLockKinds
 )
 
@@ -469,7 +473,11 @@ type Design struct {
 	End   SessionEnd
 	// zookeeper: whether a lost create's node is found again
 	Protect Protect
-	Bug     Bug // a planted bug (testing the testers); BugNone in real designs
+	// consul: what an invalidated session does to its key, and which
+	// index of the key is the token
+	Behavior ConsulBehavior
+	Index    ConsulIndex
+	Bug      Bug // a planted bug (testing the testers); BugNone in real designs
 
 	Partition PartitionMode // what a partition cuts a client off from
 	PauseAt   Place         // where a pause may fall
@@ -536,7 +544,7 @@ type axis struct {
 }
 
 var (
-	lockAxis = axis{"lock", []string{"redis", "replica", "redlock", "etcd", "zookeeper", "db", "etcd-mutex", "lease", "advisory"}, []string{
+	lockAxis = axis{"lock", []string{"redis", "replica", "redlock", "etcd", "zookeeper", "db", "etcd-mutex", "lease", "advisory", "consul"}, []string{
 		"one Redis node: SET NX PX, the key expires after the TTL",
 		"Redis primary + asynchronous replica; failover promotes the replica",
 		"Redlock over N independent Redis nodes, quorum within the validity time",
@@ -546,6 +554,7 @@ var (
 		"etcd's queued Mutex (concurrency.Mutex): keys queued by create revision, each under its session's lease",
 		"Kubernetes Lease leader election (client-go): expiry judged on each candidate's clock, CAS updates, renew=k is the retry period",
 		"PostgreSQL advisory lock (pg_try_advisory_lock or pg_advisory_xact_lock); idle sessions ended after ttl; pool= puts PgBouncer in between",
+		"Consul session lock (api.Lock): acquire with a session of TTL ttl, invalidated 2 × ttl after its last renewal (renew=k), then a lock-delay; model only",
 	}}
 	quorumAxis = axis{"quorum", []string{"majority", "all"}, []string{
 		"redlock: win N/2+1 nodes (default)",
@@ -721,10 +730,10 @@ var wordParams = []wordParam{
 	{txAxis, func(d *Design) *uint8 { return (*uint8)(&d.Tx) }, []LockKind{LockDB}, false},
 	{reenterAxis, func(d *Design) *uint8 { return (*uint8)(&d.Reenter) }, []LockKind{LockRedis, LockReplica}, false},
 	{counterAxis, func(d *Design) *uint8 { return (*uint8)(&d.Counter) }, []LockKind{LockRedlock, LockDB}, false},
-	{watchdogAxis, func(d *Design) *uint8 { return (*uint8)(&d.Watchdog) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock}, false},
+	{watchdogAxis, func(d *Design) *uint8 { return (*uint8)(&d.Watchdog) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock, LockConsul}, false},
 	{extendAxis, func(d *Design) *uint8 { return (*uint8)(&d.Extend) }, []LockKind{LockRedis, LockReplica, LockRedlock}, false},
-	{renewFailAxis, func(d *Design) *uint8 { return (*uint8)(&d.RenewFail) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock}, false},
-	{watchdogStopAxis, func(d *Design) *uint8 { return (*uint8)(&d.WatchdogStop) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock}, false},
+	{renewFailAxis, func(d *Design) *uint8 { return (*uint8)(&d.RenewFail) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock, LockConsul}, false},
+	{watchdogStopAxis, func(d *Design) *uint8 { return (*uint8)(&d.WatchdogStop) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock, LockConsul}, false},
 	{valueAxis, func(d *Design) *uint8 { return (*uint8)(&d.Value) }, nil, false},
 	{releaseFailAxis, func(d *Design) *uint8 { return (*uint8)(&d.ReleaseFail) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockZooKeeper}, false},
 	{ackAxis, func(d *Design) *uint8 { return (*uint8)(&d.Ack) }, []LockKind{LockReplica}, false},
@@ -735,6 +744,8 @@ var wordParams = []wordParam{
 	{poolAxis, func(d *Design) *uint8 { return (*uint8)(&d.Pool) }, []LockKind{LockAdvisory}, false},
 	{endAxis, func(d *Design) *uint8 { return (*uint8)(&d.End) }, []LockKind{LockAdvisory}, false},
 	{protectAxis, func(d *Design) *uint8 { return (*uint8)(&d.Protect) }, []LockKind{LockZooKeeper}, false},
+	{behaviorAxis, func(d *Design) *uint8 { return (*uint8)(&d.Behavior) }, []LockKind{LockConsul}, false},
+	{indexAxis, func(d *Design) *uint8 { return (*uint8)(&d.Index) }, []LockKind{LockConsul}, false},
 	{bugAxis, func(d *Design) *uint8 { return (*uint8)(&d.Bug) }, nil, false},
 	{partitionAxis, func(d *Design) *uint8 { return (*uint8)(&d.Partition) }, nil, false},
 	{loseAxis, func(d *Design) *uint8 { return (*uint8)(&d.Lose) }, nil, false},
@@ -794,7 +805,7 @@ var intParams = []intParam{
 	{"fsync", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.FsyncTicks }, "persist=1: the append-only file is fsynced every N ticks (1: appendfsync everysec), a crash loses the writes since (the key and the fence counter apart); 0: every write (appendfsync always)", []LockKind{LockRedis, LockReplica}},
 	{"jumps", 0, 2, 0, func(d *Design) *int { return &d.ClockJumps }, "fault budget: lock-node clock jumps (redis, replica, redlock)", []LockKind{LockRedis, LockReplica, LockRedlock}},
 	{"jump", 1, MaxWaitTicks, 5, func(d *Design) *int { return &d.JumpTicks }, "ticks a node's clock jumps forward", []LockKind{LockRedis, LockReplica, LockRedlock}},
-	{"renew", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.RenewTicks }, "watchdog/keep-alive: extend the TTL every k ticks (0: none); lease: the retry period (RetryPeriod)", []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock, LockLease}},
+	{"renew", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.RenewTicks }, "watchdog/keep-alive: extend the TTL every k ticks (0: none); lease: the retry period (RetryPeriod); consul: the session renewal (RenewPeriodic: ttl/2)", []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock, LockLease, LockConsul}},
 	{"session", 1, MaxWaitTicks, 10, func(d *Design) *int { return &d.SessionTicks }, "zookeeper: session timeout in ticks; etcd-mutex: its session's lease TTL (concurrency.WithTTL)", []LockKind{LockZooKeeper, LockEtcdMutex}},
 	{"delays", 0, 3, 0, func(d *Design) *int { return &d.Delays }, "fault budget: requests held in the network (delay-at= says which)", nil},
 	{"max-delay", 1, MaxWaitTicks, 15, func(d *Design) *int { return &d.MaxDelayTicks }, "longest network delay of a request", nil},
@@ -806,7 +817,7 @@ var intParams = []intParam{
 	{"client-jump", -MaxWaitTicks, MaxWaitTicks, -5, func(d *Design) *int { return &d.ClientJumpTicks }, "ticks a client's clock jumps (negative: back, it thinks less time passed)", nil},
 	{"storage-failovers", 0, 1, 0, func(d *Design) *int { return &d.StorageFailovers }, "fault budget: the storage fails over to its asynchronous replica (what it had not received is lost, the highest token too)", nil},
 	{"hangs", 0, MaxClients, 0, func(d *Design) *int { return &d.Hangs }, "fault budget: workers that hang for good (renew=k; with watchdog=thread their lock is renewed for ever)", nil},
-	{"lock-delay", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.LockDelayTicks }, "Chubby's lock-delay (redis, etcd): after a holder's key or lease expires, nobody may take the lock for this many ticks (a release frees it at once)", []LockKind{LockRedis, LockEtcd}},
+	{"lock-delay", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.LockDelayTicks }, "Chubby's lock-delay (redis, etcd, consul): after a holder's key, lease or session expires, nobody may take the lock for this many ticks (a release frees it at once)", []LockKind{LockRedis, LockEtcd, LockConsul}},
 	{"counter-crashes", 0, 2, 0, func(d *Design) *int { return &d.CounterCrashes }, "fault budget: the external fencing counter's node crashes and restarts empty (counter=external)", nil},
 	{"ack-timeout", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.AckTimeoutTicks }, "ack=wait: WAIT's timeout in ticks from the acquire; a timed-out WAIT returns 0 and the client goes on (0: wait for ever)", []LockKind{LockReplica}},
 	{"stale-reads", 0, 2, 0, func(d *Design) *int { return &d.StaleReads }, "fault budget: reads served by the storage's lagging replica (writes still go to the primary)", nil},
@@ -825,6 +836,7 @@ var kindReleases = map[LockKind][]ReleaseMode{
 	LockEtcdMutex: {ReleaseDel, ReleaseCAD}, // Unlock's delete by name, or fenced on the create revision
 	LockLease:     {ReleaseCAD},             // ReleaseOnCancel: a CAS to an empty holder
 	LockAdvisory:  {ReleaseCAD},             // pg_advisory_unlock (or COMMIT): only the session's own lock
+	LockConsul:    {ReleaseCAD},             // ?release=<session>: only while its session holds the key
 }
 
 // Redlock hands out no fencing token (its nodes share no counter), and a
@@ -939,6 +951,7 @@ func ParseDesign(name string) (Design, error) {
 			}
 			*w.field(&d) = uint8(v)
 		}
+		deriveAll(&d) // the defaults derived for this lock service (budget.go)
 	}
 	seen := map[string]bool{}
 	at := atDefaults(&d) // budget.go: derived defaults follow the TTL and work
@@ -1041,6 +1054,9 @@ func (d Design) Validate() error {
 		return err
 	}
 	if err := d.protectApplies(); err != nil {
+		return err
+	}
+	if err := d.consulApplies(); err != nil {
 		return err
 	}
 	return d.faultsApply()

@@ -2,7 +2,7 @@
 // read a counter, write counter + 1 and release, the lock services they use
 // (one Redis node, a primary with a replica, Redlock, etcd, ZooKeeper, a
 // database row lock, etcd's queued Mutex, Kubernetes Lease leader
-// election, PostgreSQL advisory locks), the storage that holds the counter, and the faults
+// election, PostgreSQL advisory locks, Consul sessions), the storage that holds the counter, and the faults
 // that make a client act on a lock it no longer holds.
 //
 // The model is a pure, deterministic state machine. It does no I/O, reads
@@ -41,7 +41,7 @@
 // the only place that dispatches on the lock service, by static calls into
 // lock_redis.go, lock_replica.go, lock_redlock.go, lock_etcd.go,
 // lock_zookeeper.go, lock_db.go, lock_etcd_mutex.go, lock_lease.go and
-// lock_advisory.go (what acquire, release, renew and expiry
+// lock_advisory.go and lock_consul.go (what acquire, release, renew and expiry
 // mean there, and their words); each fault family has its own file
 // (fault_client.go, fault_network.go, fault_node.go: guard, effect, words);
 // storage.go is the storage: its checks and its faults (failover to a

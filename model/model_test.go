@@ -171,6 +171,14 @@ func TestBadDesignNames(t *testing.T) {
 		"zookeeper/cad/none/plain,protect=no,losses=1,timeout=3,lose-at=release":               "protect=no applies only with losses ≥ 1 and lose-at=any or acquire",
 		"redis/cad/none/plain,protect=no,losses=1,timeout=3":                                   "design parameter protect does not apply to lock redis",
 		"zookeeper/cad/none/plain,protect=maybe":                                               `unknown protect "maybe" (allowed: yes, no)`,
+		"consul/del/none/plain":                                                                "release del is not available for lock consul (allowed: cad)",
+		"consul/cad/none/plain,index=modify":                                                   "index=modify applies only with fence=write or rw",
+		"consul/cad/none/plain,renew=20":                                                       "the server invalidates the session 2 × ttl = 20 ticks after its last renewal",
+		"consul/cad/none/plain,ttl=31":                                                         "the session lives 2 × ttl = 62 ticks, more than 60",
+		"consul/cad/none/plain,behavior=keep":                                                  `unknown behavior "keep" (allowed: release, delete)`,
+		"etcd/cad/none/plain,behavior=delete":                                                  "design parameter behavior does not apply to lock etcd",
+		"redis/cad/rw/max-token,index=modify":                                                  "design parameter index does not apply to lock redis",
+		"consul/cad/none/plain,node-crashes=1":                                                 "node-crashes does not apply to lock consul",
 	}
 	for name, want := range cases {
 		_, err := ParseDesign(name)
@@ -191,6 +199,7 @@ func FuzzParseDesign(f *testing.F) {
 		"lease/cad/none/plain,renew=2", "lease/cad/rw/max-token,renew=2,duration=own,lease-b=5,deadline-b=3", "lease/cad/none/plain,renew=2,rate-b=50,client-jumps=1", "lease/cad/none/plain", "lease/cad/none/plain,renew=2,deadline=2",
 		"advisory/cad/none/plain", "advisory/cad/none/plain,level=xact,pool=tx", "advisory/cad/none/cas,pool=tx-reset", "advisory/cad/none/plain,pool=", "advisory/cad/none/plain,level=xact,clients=2,crashes=1", "advisory/cad/rw/max-token,pool=tx", "advisory/cad/none/plain,end=keepalive,pauses=0,partitions=1,partition-ticks=5", "advisory/cad/none/plain,end=keepalive,level=xact",
 		"zookeeper/cad/none/plain,protect=no,lose-at=acquire,pauses=0,losses=1,timeout=3", "zookeeper/cad/none/plain,protect=yes,losses=2,timeout=3", "zookeeper/cad/none/plain,protect=no", "etcd-mutex/del/none/plain,protect=no,losses=1,timeout=3",
+		"consul/cad/none/plain,renew=5", "consul/cad/rw/max-token,behavior=delete,index=modify,renew=5", "consul/cad/rw/max-token,behavior=delete", "consul/cad/none/plain,lock-delay=0,ttl=30", "consul/cad/none/plain,index=modify", "consul/cad/none/plain,renew=19",
 		"etcd-mutex/del/none/plain", "etcd-mutex/cad/rw/max-token,session=6", "etcd-mutex/del/none/plain,session-check=none,pause-at=acquire", "etcd-mutex/get-del/none/plain", "etcd-mutex/del/none/plain,session-check=", "etcd-mutex/del/none/plain,clients=2,jobs=2,pauses=0,delays=1,timeout=3,delay-at=release",
 		"redis/cad/none/plain,watchdog=sidecar,renew=3", "redis/cad/none/plain,watchdog=sidecar,pauses=0,crashes=1,renew=3", "redis/cad/none/plain,watchdog=sidecar,renew=3,restarts=1", "zookeeper/cad/none/plain,watchdog=sidecar",
 		"redis/cad/rw/max-token,node-crashes=1,persist=1,fsync=1", "replica/cad/rw/cond-update,node-crashes=1,persist=1,fsync=3", "redis/cad/rw/max-token,fsync=1", "redlock/cad/none/plain,node-crashes=1,persist=1,fsync=1",
@@ -229,7 +238,7 @@ func FuzzParseScenario(f *testing.F) {
 		text, _ := scenarioFiles.ReadFile("scenarios/demo" + string(rune('0'+n)) + ".txt")
 		f.Add(string(text))
 	}
-	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "storage-failover-fence", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "sidecar-pause", "sidecar-crash", "everysec-key", "everysec-token", "late-release-process", "late-release-job", "restart", "restart-set-expire", "starvation", "replica-wait-timeout", "etcd-mutex-waiter", "etcd-mutex-no-get", "etcd-mutex-late-unlock", "etcd-mutex-fenced-unlock", "advisory-session-pause", "advisory-xact-pause", "advisory-pool-reentry", "advisory-pool-reset", "advisory-pool-xact", "advisory-keepalive-partition", "lease-pause", "lease-own-duration", "lease-clock-rate", "release-forget-zookeeper", "release-forget-redis", "release-retry", "zookeeper-unprotected", "zookeeper-protected", "attempt-release-job", "attempt-release-acquire", "node-crash-at-read", "abandoned-acquire", "abandoned-acquire-fail"} {
+	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "storage-failover-fence", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "sidecar-pause", "sidecar-crash", "everysec-key", "everysec-token", "late-release-process", "late-release-job", "restart", "restart-set-expire", "starvation", "replica-wait-timeout", "etcd-mutex-waiter", "etcd-mutex-no-get", "etcd-mutex-late-unlock", "etcd-mutex-fenced-unlock", "advisory-session-pause", "advisory-xact-pause", "advisory-pool-reentry", "advisory-pool-reset", "advisory-pool-xact", "advisory-keepalive-partition", "lease-pause", "lease-own-duration", "lease-clock-rate", "release-forget-zookeeper", "release-forget-redis", "release-retry", "zookeeper-unprotected", "zookeeper-protected", "attempt-release-job", "attempt-release-acquire", "node-crash-at-read", "abandoned-acquire", "abandoned-acquire-fail", "consul-pause", "consul-delete-index"} {
 		text, _ := scenarioFiles.ReadFile("scenarios/" + n + ".txt")
 		f.Add(string(text))
 	}

@@ -161,8 +161,11 @@ func renew(d *Design, s *State, i int, ev *Event) {
 // unlock frees node 0's lock and wakes every waiting client.
 func unlock(d *Design, s *State, key *Node) {
 	key.Owner, key.Exp = 0, 0
-	if d.Lock == LockEtcd {
+	switch d.Lock {
+	case LockEtcd:
 		etcdDeleted(d, key)
+	case LockConsul:
+		consulWritten(d, key)
 	}
 	for i := 0; i < d.Clients; i++ {
 		s.Clients[i].Flags &^= FlagWaiting
@@ -204,7 +207,10 @@ func expireKey(d *Design, s *State, k int, ev *Event) {
 	if d.LockDelayTicks > 0 && k == 0 {
 		lockDelay(d, s, n)
 	}
-	if k == 0 && (d.Lock == LockDB || d.Lock == LockEtcd || d.Lock == LockAdvisory) {
+	if k == 0 && (d.Lock == LockDB || d.Lock == LockEtcd || d.Lock == LockAdvisory || d.Lock == LockConsul) {
+		if d.Lock == LockConsul {
+			consulInvalidated(d, n)
+		}
 		unlock(d, s, n) // the server ends the session / lease: waiters wake
 		return
 	}
@@ -340,6 +346,7 @@ var services = [numLockKinds]ServiceFacts{
 	LockRedis: redisService, LockReplica: replicaService, LockRedlock: redlockService,
 	LockEtcd: etcdService, LockZooKeeper: zookeeperService, LockDB: dbService,
 	LockEtcdMutex: etcdMutexService, LockLease: leaseService, LockAdvisory: advisoryService,
+	LockConsul: consulService,
 }
 
 // Service is the words of lock service k.
@@ -384,6 +391,8 @@ func describeAcquire(d *Design, st *StepRecord) string {
 		return describeLeaseAcquire(d, st)
 	case LockAdvisory:
 		return describeAdvisoryAcquire(d, st)
+	case LockConsul:
+		return describeConsulAcquire(d, st)
 	}
 	return describeKeyAcquire(d, st)
 }
@@ -403,6 +412,8 @@ func describeRelease(d *Design, st *StepRecord) string {
 		return describeLeaseRelease(&st.Event)
 	case LockAdvisory:
 		return describeAdvisoryRelease(d, st)
+	case LockConsul:
+		return describeConsulRelease(&st.Event)
 	case LockRedlock:
 		s = describeRedlockRelease(d, st)
 	default:
@@ -427,6 +438,8 @@ func describeRenew(d *Design, st *StepRecord) string {
 		return describeLeaseRenew(d, st)
 	case LockRedlock:
 		return describeRedlockRenew(d, ev)
+	case LockConsul:
+		return describeConsulRenew(d, st)
 	}
 	return describeWatchdog(d, st)
 }
@@ -435,6 +448,9 @@ func describeRenew(d *Design, st *StepRecord) string {
 func expiryWords(d *Design, i int) string {
 	if keepalive(d) {
 		return fmt.Sprintf("TCP keepalive gives %s up: the server ends its session and its advisory lock", ClientName(i))
+	}
+	if d.Lock == LockConsul {
+		return consulExpiryWords(d, i)
 	}
 	return fmt.Sprintf(Service(d.Lock).Expiry, ClientName(i))
 }

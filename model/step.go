@@ -687,6 +687,9 @@ func accept(d *Design, st *Storage, c *Client) {
 // keyEnd is the tick at which a key (lease, session deadline) set now is
 // gone: now+TTL (one tick earlier with the planted bug expire-early).
 func keyEnd(d *Design, now uint8) uint8 {
+	if d.Lock == LockConsul {
+		return consulEnd(d, now) // the server doubles the session's TTL
+	}
 	if d.Bug == BugExpireEarly && d.TTLTicks > 1 {
 		return now + uint8(d.TTLTicks) - 1
 	}
