@@ -153,8 +153,14 @@ func (k *conductor) look(ctx context.Context, ob *Obs) error {
 
 func (k *conductor) play(ctx context.Context, trace []model.Action, budget time.Duration) error {
 	d, p, clk := k.d, k.p, k.clk
-	// start: tick 1 begins a little after everything is connected
+	// start: tick 1 begins a little after everything is connected (etcd's
+	// Mutex: where its sessions' keep-alives fit the ticks)
 	clk.t0 = time.Now().Add(5 * time.Millisecond)
+	if a, ok := k.w.(interface {
+		clockStart(time.Time, time.Duration) time.Time
+	}); ok {
+		clk.t0 = a.clockStart(clk.t0, clk.tick)
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	orders := make([]chan order, d.Clients)
 	replies := make([]chan reply, d.Clients)

@@ -38,7 +38,7 @@ var clientDoc = map[string]string{
 	ClientReference: "lockcheck's own client: the design's requests, as the model sends them",
 	ClientRedsync:   "redsync v4: Mutex.TryLockContext (one SET NX PX), ExtendContext, UnlockContext (Lua check-and-delete)",
 	ClientRedislock: "redislock: Obtain (Lua SET NX PX, no retry), Lock.Refresh, Lock.Release (Lua check-and-delete)",
-	ClientEtcdMutex: "etcd concurrency: a Session (lease kept alive every TTL/3) and Mutex.TryLock, Mutex.Unlock",
+	ClientEtcdMutex: "etcd concurrency: a Session (lease kept alive every TTL/3: renew=TTL/3, watchdog=thread) and Mutex.TryLock, Mutex.Unlock",
 	ClientUser:      "your lock client (package locktest): its Acquire, Extend and Release",
 }
 
@@ -113,8 +113,8 @@ func CheckClient(name string, d *model.Design) error {
 		if err := common(name); err != nil {
 			return err
 		}
-		if d.RenewTicks > 0 {
-			return fmt.Errorf("client %s: its session renews its lease by itself every TTL/3, not at the schedule's renew steps; want renew=0", name)
+		if k := sessionRenewTicks(d.TTLTicks); d.RenewTicks != k || d.Watchdog != model.WatchdogThread {
+			return fmt.Errorf("client %s: its session renews its lease by itself every TTL/3, beside the worker: want renew=%d and watchdog=thread with ttl=%d, not renew=%d and watchdog=%s", name, k, d.TTLTicks, d.RenewTicks, d.Watchdog)
 		}
 		return nil
 	}
@@ -301,6 +301,7 @@ type etcdMutexLock struct {
 	s      *concurrency.Session
 	m      *concurrency.Mutex
 	offset int64
+	made   time.Time // when NewSession returned: its first keep-alive had been sent
 }
 
 func newEtcdMutex(ctx context.Context, endpoint string, ttl int64, offset int64) (*etcdMutexLock, error) {
@@ -313,7 +314,7 @@ func newEtcdMutex(ctx context.Context, endpoint string, ttl int64, offset int64)
 		cli.Close()
 		return nil, fmt.Errorf("etcd session: %v", err)
 	}
-	return &etcdMutexLock{cli: cli, s: s, m: concurrency.NewMutex(s, EtcdLockKey), offset: offset}, nil
+	return &etcdMutexLock{cli: cli, s: s, m: concurrency.NewMutex(s, EtcdLockKey), offset: offset, made: time.Now()}, nil
 }
 
 func (l *etcdMutexLock) acquire(ctx context.Context) (bool, int, string, error) {
@@ -339,8 +340,27 @@ func (l *etcdMutexLock) release(ctx context.Context, me, before int) (bool, stri
 	return before == me, "Unlock → nil", nil
 }
 
-func (l *etcdMutexLock) renew(context.Context) (bool, string, error) {
-	return false, "", errors.New("etcd Mutex: no renew step (the session renews by itself)")
+// renew is a renew step of the schedule: the session's own keep-alive
+// (every TTL/3, session.go) has renewed the lease or not; the step sends
+// no keep-alive of its own, it asks what the session did: whether its
+// lease is alive and still holds the Mutex's key (Lease.TimeToLive with
+// its attached keys), the model's keep-alive that renews the client's own
+// key.
+func (l *etcdMutexLock) renew(ctx context.Context) (bool, string, error) {
+	tl, err := l.cli.TimeToLive(ctx, l.s.Lease(), clientv3.WithAttachedKeys())
+	if err != nil {
+		return false, "", fmt.Errorf("etcd Session lease time-to-live: %v", err)
+	}
+	key := fmt.Sprintf("%s/%x", EtcdLockKey, l.s.Lease()) // the Mutex's key (tryAcquire: pfx + lease in hex)
+	for _, k := range tl.Keys {
+		if tl.TTL > 0 && string(k) == key {
+			return true, "Session keep-alive: lease alive, key held", nil
+		}
+	}
+	if tl.TTL <= 0 {
+		return false, "Session keep-alive: lease gone", nil
+	}
+	return false, "Session keep-alive: lease alive, no key", nil
 }
 
 // crashed ends the session's keep-alive as the death of the process
@@ -444,6 +464,17 @@ func ForClient(in *Input, client string) (*Input, string, error) {
 		if d.Lock == model.LockRedis {
 			d.Lock = model.LockEtcd
 			how = "lock=etcd: the same schedule on an etcd lock"
+		}
+		if d.Lock == model.LockEtcd && d.RenewTicks == 0 {
+			if _, err := model.Replay(&in.Design, trace); err != nil {
+				return nil, "", fmt.Errorf("%s: %v", in.Source, err)
+			}
+			var renewed string
+			var err error
+			if trace, renewed, err = sessionRenewal(&d, trace); err != nil {
+				return nil, "", fmt.Errorf("%s adapted for %s: %v", in.Source, client, err)
+			}
+			how = strings.TrimPrefix(how+"; "+renewed, "; ")
 		}
 	}
 	if how == "" {

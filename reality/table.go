@@ -31,7 +31,8 @@ var (
 		{"pause longer than the TTL", "fencing token checked on writes", "demo3", nil},
 		{"pause longer than the TTL", "fencing token checked on reads and writes", "demo6", nil},
 		{"slow job (work outlasts the TTL)", "no fencing", "demo5", nil},
-		{"crash while holding the lock", "no fencing", "reality/testdata/crash-holder.txt", nil},
+		{"crash while holding the lock", "no fencing", "reality/testdata/crash-holder.txt", redisClients},
+		{"crash while holding the lock, after its lease was renewed twice (etcd's Session keeps it alive every TTL/3)", "no fencing", "reality/testdata/crash-renewed.txt", []string{ClientEtcdMutex}},
 		{"acquire reply held in the network for 8 of the TTL's 10 ticks", "no fencing", "acquire-reply-delay", nil},
 		{"acquire reply held in the network for a whole TTL", "no fencing", "reality/testdata/acquire-reply-ttl.txt", nil},
 		// redsync's own options, each against the model's design that has it
@@ -52,7 +53,7 @@ var (
 	}
 )
 
-//go:embed testdata/acquire-reply-ttl.txt testdata/acquire-reply-ttl-check.txt testdata/crash-holder.txt testdata/redlock-restart-aof.txt testdata/replica-replicated.txt testdata/zookeeper-pause.txt
+//go:embed testdata/acquire-reply-ttl.txt testdata/acquire-reply-ttl-check.txt testdata/crash-holder.txt testdata/crash-renewed.txt testdata/redlock-restart-aof.txt testdata/replica-replicated.txt testdata/zookeeper-pause.txt
 var tableFiles embed.FS
 
 // TableCommand is the command that prints the table.
@@ -235,67 +236,7 @@ func knownDifference(c *Comparison) string {
 	if c.Client == ClientRedsync && c.d.Lock == model.LockRedlock && redlockAhead(c) {
 		return "redsync's TryLock sends its SET NX PX to every node at once, at the attempt's first step, where the model sends one per step: between an attempt's first and last step the nodes run ahead of the model; each node's answer, the votes, the decision and every step after are the model's"
 	}
-	if c.Client == ClientEtcdMutex && sessionKeptAlive(c) {
-		return "the Session renews its lease every TTL/3 by itself: a client that is slow but running keeps its key where the model's lease (no renew steps) expires, so nobody acts without the key; from that tick on the schedule's steps no longer fit reality, and only while that client runs (a crashed or paused client's key is not excused)"
-	}
 	return ""
-}
-
-// sessionKeptAlive reports whether model and reality differ only as an
-// etcd session's keep-alive makes them: they part first at a tick where
-// the model's key expired from a client K that was running (not paused,
-// not crashed, its job not over), and reality still shows K's key; every
-// step before agrees. From there on the schedule no longer fits reality,
-// and the differences are excused only while they stay what a renewed
-// lease explains:
-//   - at every later tick where reality still shows K's key and the model
-//     does not, K is running (a dead or frozen process renews nothing);
-//   - K takes the steps the schedule gives it (its own job goes on);
-//   - nobody in reality acts without the key or removes another's key,
-//     and reality loses no update.
-//
-// The etcd-mutex crash row is what this once hid: a "crashed" client whose
-// session kept renewing its lease (TestCrashEndsKeepAlive).
-func sessionKeptAlive(c *Comparison) bool {
-	if c.Late || c.Real.LostUpdate {
-		return false
-	}
-	running := func(ob *Obs, k int, paused map[uint8]int) bool {
-		return ob.Crashed&(1<<k) == 0 && ob.Done&(1<<k) == 0 && paused[uint8(k)] <= ob.Tick
-	}
-	pausedUntil := map[uint8]int{}
-	kept := -1 // K, once the two sides have parted
-	for k := range c.run.Steps {
-		st := &c.run.Steps[k]
-		ob := &c.play.Steps[k+1]
-		if st.Action.Kind == model.ActPause {
-			pausedUntil[st.Action.Client] = ob.Tick + int(st.Action.Arg)
-		}
-		mv, rv := modelView(&c.d, st), realView(ob)
-		if kept < 0 {
-			if mv == rv {
-				continue
-			}
-			if st.Action.Kind != model.ActTick || mv.After != HolderNone || rv.After < 0 {
-				return false
-			}
-			if prev := realView(&c.play.Steps[k]); prev.After != rv.After || !running(ob, rv.After, pausedUntil) {
-				return false
-			}
-			kept = rv.After
-			continue
-		}
-		if rv.Unsafe || rv.RemovedOther {
-			return false
-		}
-		if st.Action.Kind == model.ActTick && rv.After == kept && mv.After != kept && !running(ob, kept, pausedUntil) {
-			return false
-		}
-		if st.Action.Kind.ByClient() && int(st.Action.Client) == kept && rv.Took != mv.Took {
-			return false
-		}
-	}
-	return kept >= 0
 }
 
 // redlockAhead reports whether model and reality differ only in the

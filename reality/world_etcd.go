@@ -21,6 +21,32 @@ type etcdWorld struct {
 	offset   int64
 	obs      looker
 	mutexObs *etcdMutexObserver // ClientEtcdMutex: each client's session lease is added as it is made
+	// firstSession is when the first client's Session was made (its first
+	// keep-alive; ClientEtcdMutex)
+	firstSession time.Time
+}
+
+// keepAliveLead is how long before a tick starts the etcd Sessions'
+// keep-alives come (clockStart): their drift (each of sendKeepAliveLoop's
+// 500ms waits runs a little long, a few ms a keep-alive under load) then
+// has 0.7s before a keep-alive falls after the tick's requests would see
+// it (session.go).
+const keepAliveLead = 300 * time.Millisecond
+
+// clockStart is when tick 1 may start, no earlier than earliest: for
+// etcd's Mutex, keepAliveLead after the first Session's first keep-alive,
+// or a whole number of ticks later, so that with ttl=3 on 2s ticks (a
+// keep-alive every 2.0s, session.go) every keep-alive comes just before a
+// tick starts, where the model renews.
+func (w *etcdWorld) clockStart(earliest time.Time, tick time.Duration) time.Time {
+	if w.firstSession.IsZero() {
+		return earliest
+	}
+	t := w.firstSession.Add(keepAliveLead)
+	for t.Before(earliest) {
+		t = t.Add(tick)
+	}
+	return t
 }
 
 func (w *etcdWorld) start(ctx context.Context) error {
@@ -80,6 +106,9 @@ func (w *etcdWorld) lock(ctx context.Context, i int, h *netHold) (realLock, erro
 		if err != nil {
 			l.close()
 			return nil, fmt.Errorf("client %s: %v", model.ClientName(i), err)
+		}
+		if w.firstSession.IsZero() {
+			w.firstSession = m.made
 		}
 		l.lib = m
 		w.mutexObs.leases[m.s.Lease()] = i
