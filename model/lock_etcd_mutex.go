@@ -28,6 +28,9 @@ import "fmt"
 // lock_zookeeper.go: zkPaused, zkResumed, zkCrashed, zkRelease). The
 // revision counts puts only: a delete also moves etcd's revision, which
 // changes no order.
+//
+// reality plays it for real with etcd's own blocking Mutex.Lock
+// (reality/world_etcd_mutex.go: session=3, release=del, session-check=get).
 
 // etcdMutexService is the queued Mutex's words.
 var etcdMutexService = ServiceFacts{
@@ -40,7 +43,6 @@ var etcdMutexService = ServiceFacts{
 	Expiry:    "%s's session lease expires: its key is deleted",
 	Contended: "a client's key is not the first by create revision: it waits for its predecessor's delete",
 	Bound:     "session", QueueEntry: "key",
-	Unplayed: "the queued Mutex is not played yet (only etcd's put-if-absent lease lock is)",
 }
 
 // FlagKeyGone (etcd-mutex): the client's key was deleted, its session

@@ -57,6 +57,9 @@ func modelView(d *model.Design, st *model.StepRecord) view {
 		v.Result, v.Value, v.Token = model.ResNone, 0, 0
 	}
 	v.NoExpiry = v.After >= 0 && st.After.Nodes[0].Exp == 0
+	if d.Lock == model.LockEtcdMutex { // the keys live by their sessions' leases, never without expiry
+		v.NoExpiry = false
+	}
 	if st.After.Nodes[0].Back != 0 { // the node is down: nobody can see its key
 		v.After, v.NoExpiry = HolderDown, false
 	}
@@ -216,6 +219,21 @@ func describe(d *model.Design, v view) string {
 			}
 			break
 		}
+		if d.Lock == model.LockEtcdMutex {
+			switch {
+			case v.Result == model.ResOK && v.Token != 0:
+				s = fmt.Sprintf("Lock: key put (token %d), the first → holds", v.Token)
+			case v.Result == model.ResOK:
+				s = "Lock returns: its predecessor's key deleted → holds"
+			case v.Result == model.ResNoop:
+				s = "Lock → ErrSessionExpired: its key is gone; a new session"
+			case v.Token != 0:
+				s = fmt.Sprintf("Lock: key put (token %d), not the first → waits", v.Token)
+			default:
+				s = "Lock still waits"
+			}
+			break
+		}
 		if d.Lock == model.LockEtcd {
 			s = "txn put if absent → refused"
 			if v.Result == model.ResOK {
@@ -278,6 +296,10 @@ func describe(d *model.Design, v view) string {
 			s = "GET → " + holderName(v.Value-1)
 		case v.Took == model.ActDel && v.Result == model.ResNoop && !v.RemovedOther && d.Release == model.ReleaseGetDel:
 			s = "DEL → 0 or not ours"
+		case d.Lock == model.LockEtcdMutex && v.Result == model.ResOK:
+			s = "Unlock → its key deleted"
+		case d.Lock == model.LockEtcdMutex:
+			s = "Unlock → no key of its own to delete"
 		case d.Lock == model.LockEtcd && v.Result == model.ResOK:
 			s = "txn delete if ours → deleted"
 		case d.Lock == model.LockEtcd:

@@ -34,7 +34,7 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 	if err := CheckTickFor(d, opts.Tick); err != nil {
 		return nil, err
 	}
-	if d.Lock == model.LockEtcd && opts.Etcd == "" {
+	if etcdDesign(d) && opts.Etcd == "" {
 		return nil, fmt.Errorf("design %s: an etcd design needs an etcd endpoint", d.Name())
 	}
 	if opts.LockDB == opts.StoreDB {

@@ -69,6 +69,10 @@ func Load(source, text string) (*Input, error) {
 // *NotPlayable if not). client is the lock client ("" any).
 func heldPlayable(d *model.Design, client string, run *model.Run) error {
 	for _, st := range run.Steps {
+		if d.Lock == model.LockEtcdMutex && st.Action.Kind == model.ActPause && int(st.Action.Arg) == d.SessionTicks {
+			return &NotPlayable{Design: d.Name(), Client: client,
+				Because: fmt.Sprintf("step %d (%s) pauses for exactly the session's %d ticks: the model's session lives (it resumes in the tick its lease would run out), a real lease kept alive just before each tick has run out half a tick before; pause shorter or longer", st.Seq, st.Action, d.SessionTicks)}
+		}
 		if st.Action.Kind != model.ActDelay {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bsm/redislock"
@@ -107,6 +108,9 @@ func CheckClient(name string, d *model.Design) error {
 		}
 		return nil
 	case ClientEtcdMutex:
+		if d.Lock == model.LockEtcdMutex { // its blocking Lock (world_etcd_mutex.go), as the reference client's
+			return nil
+		}
 		if d.Lock != model.LockEtcd {
 			return fmt.Errorf("client %s locks in etcd: want lock=etcd, not %s", name, d.Lock)
 		}
@@ -385,7 +389,15 @@ func (l *etcdMutexLock) close() {
 // under the prefix with the lowest create revision, named by its lease.
 type etcdMutexObserver struct {
 	cli    *clientv3.Client
+	mu     sync.Mutex
 	leases map[clientv3.LeaseID]int // each client's session lease
+}
+
+// setLease names a session's lease as client i's.
+func (o *etcdMutexObserver) setLease(id clientv3.LeaseID, i int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.leases[id] = i
 }
 
 func (o *etcdMutexObserver) holder(ctx context.Context) (int, error) {
@@ -406,7 +418,9 @@ func (o *etcdMutexObserver) lookKey(ctx context.Context, ttl bool) (int, int64, 
 		return HolderNone, -2, nil
 	}
 	kv := resp.Kvs[0]
+	o.mu.Lock()
 	h, ok := o.leases[clientv3.LeaseID(kv.Lease)]
+	o.mu.Unlock()
 	if !ok {
 		h = HolderUnknown
 	}

@@ -85,6 +85,9 @@ type plant struct {
 	// noReplyHold: a delay of an acquire holds nothing (the client hears
 	// its reply at once, and acts on it only at the arrive step)
 	noReplyHold bool
+	// noQueue: etcd's queued Mutex played with TryLock, whose waiter
+	// deletes its key when it is not the first and polls again: no queue
+	noQueue bool
 }
 
 // Obs is one step of the schedule as it happened on the real servers.
@@ -198,6 +201,9 @@ func CheckTickFor(d *model.Design, tick time.Duration) error {
 	if err := CheckTick(tick); err != nil {
 		return err
 	}
+	if d.Lock == model.LockEtcdMutex && tick != EtcdTick {
+		return fmt.Errorf("tick %v: lock=etcd-mutex wants %v (its sessions' 5s leases are kept alive every 2.0s, one a tick, only on %v ticks)", tick, EtcdTick, EtcdTick)
+	}
 	if d.Lock == model.LockEtcd && tick%EtcdTick != 0 {
 		return fmt.Errorf("tick %v: etcd designs want a multiple of %v (leases are whole seconds and expire up to half a second late)", tick, EtcdTick)
 	}
@@ -206,15 +212,21 @@ func CheckTickFor(d *model.Design, tick time.Duration) error {
 
 // DefaultTickFor is the default tick of a design's real runs.
 func DefaultTickFor(d *model.Design) time.Duration {
-	if d.Lock == model.LockEtcd {
+	if etcdDesign(d) {
 		return EtcdTick
 	}
 	return DefaultTick
 }
 
+// etcdDesign reports whether design d locks in etcd (a lease and a
+// put-if-absent, or the queued Mutex).
+func etcdDesign(d *model.Design) bool {
+	return d.Lock == model.LockEtcd || d.Lock == model.LockEtcdMutex
+}
+
 // window is how far into its tick a request may be answered.
 func window(d *model.Design, tick time.Duration) time.Duration {
-	if d.Lock == model.LockEtcd {
+	if etcdDesign(d) {
 		return tick/2 - etcdLag
 	}
 	return tick/2 - 2*time.Millisecond
@@ -244,6 +256,11 @@ func playable(d *model.Design) error {
 	}
 	if d.Lock == model.LockZooKeeper {
 		if err := zkOK(d); err != nil {
+			return err
+		}
+	}
+	if d.Lock == model.LockEtcdMutex {
+		if err := etcdQueueOK(d); err != nil {
 			return err
 		}
 	}

@@ -58,6 +58,9 @@ func (c *Comparison) Text() string {
 	} else if d.Lock == model.LockZooKeeper {
 		fmt.Fprintf(&b, "real: ZooKeeper (standalone, tickTime 10ms, lock nodes %s/X-<seq>), storage on %s; one tick = %dms; session %d ticks → session timeout %dms (half a tick short)\n",
 			zkDir, c.Server, c.TickMS, d.SessionTicks, TTL(d.SessionTicks, time.Duration(c.TickMS)*time.Millisecond).Milliseconds())
+	} else if d.Lock == model.LockEtcdMutex {
+		fmt.Fprintf(&b, "real: etcd (embedded), etcd's blocking Mutex.Lock on %s/ (each client's key under its session's lease, queued by create revision), storage on %s; one tick = %dms; session %d ticks → lease TTL %ds, kept alive every 2.0s, just before each tick\n",
+			EtcdLockKey, c.Server, c.TickMS, d.SessionTicks, TTL(d.SessionTicks, time.Duration(c.TickMS)*time.Millisecond).Milliseconds()/1000)
 	} else if d.Lock == model.LockEtcd {
 		fmt.Fprintf(&b, "real: etcd (embedded, lock key %s), storage on %s; one tick = %dms; TTL %d ticks → lease TTL %ds (half a tick short: expiry, up to 0.5s late in etcd, falls between two ticks' requests)\n",
 			EtcdLockKey, c.Server, c.TickMS, d.TTLTicks, c.PXMS/1000)
@@ -114,6 +117,9 @@ func (c *Comparison) Text() string {
 	key := "GET " + LockKey
 	if d.Lock == model.LockEtcd {
 		key = "a get of " + EtcdLockKey
+	}
+	if d.Lock == model.LockEtcdMutex {
+		key = "the first key by create revision under " + EtcdLockKey + "/"
 	}
 	if d.Lock == model.LockZooKeeper {
 		key = "the lowest node under " + zkDir

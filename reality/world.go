@@ -68,7 +68,7 @@ func newWorld(d *model.Design, opts *Options, sc storageScripts) (world, error) 
 		return &redlockWorld{redisStorage: base, servers: opts.Nodes}, nil
 	case model.LockReplica:
 		return &replicaWorld{redisWorld: redisWorld{redisStorage: base}}, nil
-	case model.LockEtcd:
+	case model.LockEtcd, model.LockEtcdMutex:
 		if opts.Etcd == "" {
 			return nil, fmt.Errorf("design %s: an etcd design needs an etcd endpoint", d.Name())
 		}

@@ -24,6 +24,7 @@ type etcdWorld struct {
 	// firstSession is when the first client's Session was made (its first
 	// keep-alive; ClientEtcdMutex)
 	firstSession time.Time
+	ss           sessions // lock=etcd-mutex: the sessions and the puts' revisions
 }
 
 // keepAliveLead is how long before a tick starts the etcd Sessions'
@@ -39,10 +40,14 @@ const keepAliveLead = 300 * time.Millisecond
 // keep-alive every 2.0s, session.go) every keep-alive comes just before a
 // tick starts, where the model renews.
 func (w *etcdWorld) clockStart(earliest time.Time, tick time.Duration) time.Time {
-	if w.firstSession.IsZero() {
+	first := w.firstSession
+	if first.IsZero() {
+		first = w.ss.first
+	}
+	if first.IsZero() {
 		return earliest
 	}
-	t := w.firstSession.Add(keepAliveLead)
+	t := first.Add(keepAliveLead)
 	for t.Before(earliest) {
 		t = t.Add(tick)
 	}
@@ -65,7 +70,7 @@ func (w *etcdWorld) start(ctx context.Context) error {
 		return err
 	}
 	w.obs = &etcdObserver{cli: cli, clients: w.d.Clients}
-	if w.opts.Client == ClientEtcdMutex {
+	if w.opts.Client == ClientEtcdMutex || w.d.Lock == model.LockEtcdMutex {
 		w.mutexObs = &etcdMutexObserver{cli: cli, leases: map[clientv3.LeaseID]int{}}
 		w.obs = w.mutexObs
 	}
@@ -87,6 +92,18 @@ func (w *etcdWorld) lock(ctx context.Context, i int, h *netHold) (realLock, erro
 		return nil, err
 	}
 	ttl := int64(w.opts.px / time.Second)
+	if w.d.Lock == model.LockEtcdMutex { // etcd's blocking Mutex.Lock (world_etcd_mutex.go)
+		q := &etcdQueueConn{redisStore: st, w: w, d: w.d, i: i, endpoint: endpoint}
+		if q.cli, err = newEtcdClient(endpoint); err != nil {
+			q.store.Close()
+			return nil, fmt.Errorf("client %s: etcd client: %v", model.ClientName(i), err)
+		}
+		if err := q.newQueueSession(ctx); err != nil {
+			q.close()
+			return nil, err
+		}
+		return q, nil
+	}
 	if w.opts.Client == ClientUser {
 		if w.opts.User == nil {
 			l.close()
@@ -111,7 +128,7 @@ func (w *etcdWorld) lock(ctx context.Context, i int, h *netHold) (realLock, erro
 			w.firstSession = m.made
 		}
 		l.lib = m
-		w.mutexObs.leases[m.s.Lease()] = i
+		w.mutexObs.setLease(m.s.Lease(), i)
 		return l, nil
 	}
 	cli, err := newEtcdClient(endpoint)

@@ -176,7 +176,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 		label += fmt.Sprintf("; lock node: redis-server %s on %s", lockSrv.Version(), lockSrv.Addr())
 	}
 	endpoint := *etcdURL
-	if in.Design.Lock == model.LockEtcd && endpoint == "" {
+	if (in.Design.Lock == model.LockEtcd || in.Design.Lock == model.LockEtcdMutex) && endpoint == "" {
 		ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		e, err := reality.StartEtcd(ectx)
 		cancel()
@@ -195,9 +195,13 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 		if !c.Late || attempt == *retries || 2**tick > reality.MaxTick || signalled() != "" {
 			break
 		}
+		next := 2 * *tick
+		if in.Design.Lock == model.LockEtcdMutex { // its keep-alives fit 2s ticks only
+			next = *tick
+		}
 		fmt.Fprintf(stderr, "explore reproduce: void run at tick %v (step %d answered %.1fms into its tick, window %.1fms); again at %v\n",
-			*tick, c.LateSeq, c.LatestMS, c.WindowMS, 2**tick)
-		*tick *= 2
+			*tick, c.LateSeq, c.LatestMS, c.WindowMS, next)
+		*tick = next
 	}
 	if *asJSON {
 		out, err := json.MarshalIndent(c, "", "  ")
