@@ -161,6 +161,9 @@ var Entries = []Entry{
 	// fairness with repeated jobs: who gets the lock next
 	{"redis/cad/none/plain,clients=2,jobs=2,pauses=0", "polling: one client takes the lock job after job while another waits (starvation seen)"},
 	{"zookeeper/cad/none/plain,clients=2,jobs=2,pauses=0", "ZooKeeper's queue serves the waiter first: no starvation"},
+	// bounded bypass (bypass=K, model/fairness.go): how many who asked later are served first
+	{"redis/cad/none/plain,clients=2,jobs=2,pauses=0,bypass=0", "polling: a client that asked later is served before the waiting one (bypass 0 violated)"},
+	{"zookeeper/cad/none/plain,jobs=2,pauses=0,bypass=0", "ZooKeeper's queue serves in the order of asking: bypass 0 holds"},
 	// clients that crash and are restarted at once, running the job again
 	{"redis/cad/none/plain,clients=2,pauses=0,restarts=1", "a restarted client runs its job again once its dead process's lock expires"},
 	{"redis/cad/none/plain,acquire=set-expire,clients=2,pauses=0,restarts=1", "a restart between SET NX and EXPIRE: the new process waits on its dead process's key for ever"},

@@ -17,6 +17,7 @@ const (
 	VerdictLockUnsafe  = "lock-unsafe"            // the lock breaks; data safety untested (vacuous or undecided or not checked)
 	VerdictLosesUpdate = "loses updates"          // a data-safety property is violated
 	VerdictStuck       = "stuck"                  // no safety property is violated; progress is
+	VerdictUnfair      = "unfair"                 // no safety or liveness property is violated; bypass (fairness) is
 	VerdictVacuous     = "holds only vacuously"   // nothing is violated, but some property holds only because no fault reached it
 	VerdictIncomplete  = "incomplete"             // nothing is violated, but a bound stopped the search first
 )
@@ -82,6 +83,9 @@ func Summarize(rep *Report) Summary {
 	if v := byClass[model.Liveness]; len(v) > 0 {
 		parts = append(parts, join(v)+" violated (liveness)")
 	}
+	if v := byClass[model.Fairness]; len(v) > 0 {
+		parts = append(parts, join(v)+" violated (fairness)")
+	}
 	if len(violated) == 0 && len(vacuous) > 0 {
 		parts = append(parts, join(vacuous)+" only vacuously: no fault of the budget reached them")
 	}
@@ -96,8 +100,10 @@ func Summarize(rep *Report) Summary {
 		s.Verdict = VerdictDataSafe
 	case len(byClass[model.LockSafety]) > 0:
 		s.Verdict = VerdictLockUnsafe
-	case len(violated) > 0:
+	case len(byClass[model.Liveness]) > 0:
 		s.Verdict = VerdictStuck
+	case len(violated) > 0:
+		s.Verdict = VerdictUnfair
 	case len(incomplete) > 0:
 		s.Verdict = VerdictIncomplete
 	case len(vacuous) > 0:

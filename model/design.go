@@ -534,6 +534,7 @@ type Design struct {
 	DeadlineBTicks     int // lease: candidate B's own renew deadline (0: deadline, as the others)
 
 	FaultNode int // the lock node the node faults fall on, 1 … (0: any)
+	Bypass    int // fairness: the most later requesters a waiting client may see served first (NoBypass: not measured; fairness.go)
 }
 
 // axis describes one path segment or parameter that takes a word.
@@ -825,6 +826,7 @@ var intParams = []intParam{
 	{"lease-b", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.LeaseBTicks }, "lease: candidate B's own configured lease duration (0: ttl, as the other candidates')", []LockKind{LockLease}},
 	{"deadline-b", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.DeadlineBTicks }, "lease: candidate B's own renew deadline (0: deadline, as the other candidates')", []LockKind{LockLease}},
 	{"rate-b", 50, 200, 100, func(d *Design) *int { return &d.RateB }, "lease: candidate B's clock rate, in percent of real time", []LockKind{LockLease}},
+	{"bypass", NoBypass, MaxClients * MaxJobs, NoBypass, func(d *Design) *int { return &d.Bypass }, "fairness: check that no waiting client sees more than this many later requesters served first (-1: not checked)", nil},
 	{"fault-node", 0, MaxNodes, 0, func(d *Design) *int { return &d.FaultNode }, "the lock node that node crashes, clock jumps and failovers fall on, 1 … nodes (0: any; redis and replica have one, the primary)", []LockKind{LockRedis, LockReplica, LockRedlock}},
 }
 
@@ -1057,6 +1059,9 @@ func (d Design) Validate() error {
 		return err
 	}
 	if err := d.consulApplies(); err != nil {
+		return err
+	}
+	if err := d.bypassApplies(); err != nil {
 		return err
 	}
 	return d.faultsApply()

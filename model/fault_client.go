@@ -94,7 +94,7 @@ func renewedForEver(d *Design, s *State, i int, ev *Event) {
 // votes).
 func skewActions(d *Design, s *State, i int, buf []Action) []Action {
 	c := &s.Clients[i]
-	if int(s.Used[FaultClientJump]) >= d.ClientJumps || !(c.Believes() || c.Asked != 0 || c.Flags&FlagReply != 0) {
+	if int(s.Used[FaultClientJump]) >= d.ClientJumps || !(c.Believes() || c.Asked != 0 && !measuresBypass(d) || c.Flags&FlagReply != 0) {
 		return buf
 	}
 	return append(buf, Action{Kind: ActSkew, Client: uint8(i)})

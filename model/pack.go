@@ -127,8 +127,11 @@ func clientFields(d *Design, wide bool) []field {
 	redlock := d.Lock == LockRedlock
 	add(d.Storage == StorageCAS, unsafe.Offsetof(c.Version))
 	lease := d.Lock == LockLease
-	add(redlock || lease || pooledSession(d), unsafe.Offsetof(c.Votes)) // pooledSession: the backend of its grant
-	add(redlock || lease, unsafe.Offsetof(c.Asked))
+	// pooledSession: the backend of its grant; bypass (fairness.go): the
+	// waiting order and the bypass count
+	bypass := measuresBypass(d)
+	add(redlock || lease || pooledSession(d) || bypass, unsafe.Offsetof(c.Votes))
+	add(redlock || lease || bypass, unsafe.Offsetof(c.Asked))
 	add(redlock || lease || sessionQueue(d) || d.Check != CheckTrust || d.AckTimeoutTicks > 0, unsafe.Offsetof(c.Since))
 	add(d.RenewTicks > 0 || sessionQueue(d), unsafe.Offsetof(c.Timer))
 	add(d.Partitions > 0, unsafe.Offsetof(c.Cut))

@@ -123,7 +123,7 @@ func starved(d *Design, s *State) int {
 // PropertiesFor is every property that applies to design d: Properties,
 // and Starvation when its clients run several jobs each.
 func PropertiesFor(d *Design) []Property {
-	if d.Jobs < 2 && d.Lock != LockLease {
+	if d.Jobs < 2 && d.Lock != LockLease && !measuresBypass(d) {
 		return Properties
 	}
 	ps := append([]Property(nil), Properties...)
@@ -132,6 +132,9 @@ func PropertiesFor(d *Design) []Property {
 	}
 	if d.Jobs >= 2 {
 		ps = append(ps, Starvation)
+	}
+	if measuresBypass(d) {
+		ps = append(ps, Bypass, Bypassed) // fairness.go
 	}
 	return ps
 }
@@ -242,9 +245,9 @@ func forgotten(d *Design, s *State, i int) bool {
 		c.Flags&(FlagBelieves|FlagReply|FlagInFlight) == 0
 }
 
-// PropertyByName finds a property (Starvation too).
+// PropertyByName finds a property (Starvation, Grace and the bypass pair too).
 func PropertyByName(name string) (Property, bool) {
-	for _, p := range append(Properties[:len(Properties):len(Properties)], Starvation, Grace) {
+	for _, p := range append(Properties[:len(Properties):len(Properties)], Starvation, Grace, Bypass, Bypassed) {
 		if p.Name == name {
 			return p, true
 		}
@@ -252,14 +255,14 @@ func PropertyByName(name string) (Property, bool) {
 	return Property{}, false
 }
 
-// PropertyNames lists the names, in order, Starvation and the lease's Grace
-// last.
+// PropertyNames lists the names, in order: Starvation, the lease's Grace
+// and bypass's pair (fairness.go) last.
 func PropertyNames() []string {
-	names := make([]string, 0, len(Properties)+2)
+	names := make([]string, 0, len(Properties)+4)
 	for _, p := range Properties {
 		names = append(names, p.Name)
 	}
-	return append(names, Starvation.Name, Grace.Name)
+	return append(names, Starvation.Name, Grace.Name, Bypass.Name, Bypassed.Name)
 }
 
 // ParsePropertiesFor is ParseProperties for design d: "all" gives
@@ -312,6 +315,9 @@ const (
 	DataSafety
 	// Liveness: no live client waits for ever (progress).
 	Liveness
+	// Fairness: no waiting client is passed over too often (bypass,
+	// fairness.go).
+	Fairness
 )
 
 func (c Class) String() string {
@@ -320,6 +326,8 @@ func (c Class) String() string {
 		return "data safety"
 	case Liveness:
 		return "liveness"
+	case Fairness:
+		return "fairness"
 	}
 	return "lock safety"
 }
@@ -331,6 +339,8 @@ func ClassOf(name string) Class {
 		return DataSafety
 	case "progress":
 		return Liveness
+	case Bypass.Name:
+		return Fairness
 	}
 	return LockSafety
 }

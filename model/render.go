@@ -40,7 +40,7 @@ func Describe(d *Design, st *StepRecord) string {
 	case ActStorageFailover:
 		return at + describeStorageFailover(d, st)
 	}
-	return at + ClientName(int(a.Client)) + ": " + describeClientStep(d, st) + jobNote(st)
+	return at + ClientName(int(a.Client)) + ": " + describeClientStep(d, st) + jobNote(st) + bypassNote(d, st)
 }
 
 func describeTick(d *Design, st *StepRecord) string {

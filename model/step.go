@@ -479,6 +479,10 @@ func Step(d *Design, s State, a Action) (State, Event) {
 // in and out (Step's State argument and results are 184 bytes each).
 func StepTo(d *Design, s *State, a Action, ev *Event) {
 	*ev = Event{Action: a, Now: s.Now}
+	var believed uint16
+	if measuresBypass(d) {
+		believed = believing(d, s)
+	}
 	if a.Kind.ByClient() {
 		switch {
 		case d.Lock != LockRedlock:
@@ -529,6 +533,9 @@ func StepTo(d *Design, s *State, a Action, ev *Event) {
 		counterCrash(d, s, ev)
 	default:
 		clientStep(d, s, a, ev)
+	}
+	if measuresBypass(d) {
+		countBypass(d, s, a, believed)
 	}
 }
 
