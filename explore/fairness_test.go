@@ -8,16 +8,13 @@ import (
 	"lockcheck/model"
 )
 
-// resultOf is property name's result in rep.
+// resultOf is property name's result in rep (Report.Result), failing the
+// test if there is none.
 func resultOf(t *testing.T, rep *Report, name string) Result {
 	t.Helper()
-	for _, r := range rep.Results {
-		if r.Property == name {
-			return r
-		}
-	}
-	t.Fatalf("no result for %s", name)
-	return Result{}
+	r, ok := rep.Result(name)
+	require.True(t, ok, "no result for %s", name)
+	return r
 }
 
 // Bounded bypass, from the search: a polling lock lets a client that asked

@@ -722,6 +722,10 @@ var pathParts = [4]wordParam{
 
 // wordParams are the parameters that take a word, in the order a name
 // writes them (the planted bug before the faults' placements).
+// watchdogLocks are the services whose key a client-side watchdog renews
+// (renew=k): where watchdog=, renew-fail= and watchdog-stop= apply.
+var watchdogLocks = []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock, LockConsul}
+
 var wordParams = []wordParam{
 	{acquireAxis, func(d *Design) *uint8 { return (*uint8)(&d.Acquire) }, []LockKind{LockRedis, LockReplica}, false},
 	{clockAxis, func(d *Design) *uint8 { return (*uint8)(&d.Clock) }, nil, false},
@@ -731,10 +735,10 @@ var wordParams = []wordParam{
 	{txAxis, func(d *Design) *uint8 { return (*uint8)(&d.Tx) }, []LockKind{LockDB}, false},
 	{reenterAxis, func(d *Design) *uint8 { return (*uint8)(&d.Reenter) }, []LockKind{LockRedis, LockReplica}, false},
 	{counterAxis, func(d *Design) *uint8 { return (*uint8)(&d.Counter) }, []LockKind{LockRedlock, LockDB}, false},
-	{watchdogAxis, func(d *Design) *uint8 { return (*uint8)(&d.Watchdog) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock, LockConsul}, false},
+	{watchdogAxis, func(d *Design) *uint8 { return (*uint8)(&d.Watchdog) }, watchdogLocks, false},
 	{extendAxis, func(d *Design) *uint8 { return (*uint8)(&d.Extend) }, []LockKind{LockRedis, LockReplica, LockRedlock}, false},
-	{renewFailAxis, func(d *Design) *uint8 { return (*uint8)(&d.RenewFail) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock, LockConsul}, false},
-	{watchdogStopAxis, func(d *Design) *uint8 { return (*uint8)(&d.WatchdogStop) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockRedlock, LockConsul}, false},
+	{renewFailAxis, func(d *Design) *uint8 { return (*uint8)(&d.RenewFail) }, watchdogLocks, false},
+	{watchdogStopAxis, func(d *Design) *uint8 { return (*uint8)(&d.WatchdogStop) }, watchdogLocks, false},
 	{valueAxis, func(d *Design) *uint8 { return (*uint8)(&d.Value) }, nil, false},
 	{releaseFailAxis, func(d *Design) *uint8 { return (*uint8)(&d.ReleaseFail) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockZooKeeper}, false},
 	{ackAxis, func(d *Design) *uint8 { return (*uint8)(&d.Ack) }, []LockKind{LockReplica}, false},
