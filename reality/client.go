@@ -151,9 +151,6 @@ func (c *client) busy(o order) string {
 // tick is the start of tick now for the client: a pause that ends now
 // lets its held traffic through.
 func (c *client) tick(now int) {
-	if c.held != nil && c.m.Flags&model.FlagReply != 0 && int(c.m.Ready) == now {
-		c.net.resumeReplies() // the held acquire reply arrives
-	}
 	if c.m.Tick(uint8(now)) && c.net != nil {
 		c.net.resume()
 	}
@@ -374,6 +371,10 @@ func (c *client) loseRequest(ctx context.Context, ob *Obs, now uint8) error {
 // now).
 func (c *client) arriveAcquire(ctx context.Context, ob *Obs, now uint8) error {
 	ob.Held = model.ActAcquire
+	// the held reply arrives now, in the arrive step, not at the start of
+	// its tick: a library that acts on the reply by itself (redsync
+	// deletes a key whose validity is gone) must not race the tick's look
+	c.net.resumeReplies()
 	var h heldReply
 	select {
 	case h = <-c.held:

@@ -244,6 +244,9 @@ func (k *conductor) tick(ctx context.Context, seq int, a model.Action, budget ti
 			}
 		}
 	}
+	if k.plant.lookLate > 0 {
+		time.Sleep(k.plant.lookLate)
+	}
 	if err := k.look(ctx, &ob); err != nil {
 		return Obs{}, fmt.Errorf("step %d (tick to t=%d): %v", seq, k.now, err)
 	}

@@ -85,6 +85,10 @@ type plant struct {
 	// noReplyHold: a delay of an acquire holds nothing (the client hears
 	// its reply at once, and acts on it only at the arrive step)
 	noReplyHold bool
+	// lookLate: a tick's look waits this long after the tick's start (a
+	// loaded machine), so a client that acts on its own at the tick's start
+	// races it
+	lookLate time.Duration
 	// noQueue: etcd's queued Mutex played with TryLock, whose waiter
 	// deletes its key when it is not the first and polls again: no queue
 	noQueue bool
