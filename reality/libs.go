@@ -94,6 +94,15 @@ func CheckClient(name string, d *model.Design) error {
 			}
 			return nil
 		}
+		if name == ClientUser && d.Lock == model.LockAdvisory { // pg_try_advisory_lock on a session of the user's own
+			switch {
+			case d.Level != model.LevelSession || d.Pool != model.PoolNone || d.End != model.EndIdle:
+				return fmt.Errorf("client %s on PostgreSQL: a session-level advisory lock on its own session, ended by idle_session_timeout: want level=session, pool=none, end=idle", name)
+			case d.Check != model.CheckTrust || d.Bug != model.BugNone:
+				return fmt.Errorf("client %s on PostgreSQL: want check=trust and no planted bug", name)
+			}
+			return nil
+		}
 		if d.Lock != model.LockRedis && d.Lock != model.LockReplica {
 			return fmt.Errorf("client %s locks a Redis: want lock=redis or replica, not %s", name, d.Lock)
 		}

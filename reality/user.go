@@ -55,6 +55,11 @@ type UserTarget struct {
 	// Drift is the clock drift the client subtracts from what is left
 	// (check=validity): the design's drift ticks.
 	Drift time.Duration
+	// DSN, on PostgreSQL (lock=advisory), is the connection string of the
+	// client's lock session: through its proxy (Addr), with the client's
+	// letter as application_name (the observer names the holder by it)
+	// and the server's idle_session_timeout of TTL set at the startup.
+	DSN string
 }
 
 // UserMaker makes client i's lock.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -97,6 +99,9 @@ func (w *advisoryWorld) lock(ctx context.Context, i int, h *netHold) (realLock, 
 		return nil, err
 	}
 	l := &advisoryLock{d: w.d, i: i, grants: w.grants, timeout: TTL(w.d.TTLTicks, w.opts.Tick), url: bouncerURL(via, model.ClientName(i))}
+	if w.opts.Client == ClientUser {
+		return w.userLock(ctx, l, i, via, h)
+	}
 	if w.d.Level == model.LevelSession {
 		storeVia, err := h.via(w.addr)
 		if err != nil {
@@ -110,6 +115,33 @@ func (w *advisoryWorld) lock(ctx context.Context, i int, h *netHold) (realLock, 
 	if err := l.open(ctx); err != nil {
 		return nil, fmt.Errorf("client %s: %v", model.ClientName(i), err)
 	}
+	return l, nil
+}
+
+// userLock is a user's client's session-level advisory lock (package
+// locktest): its lock session is the user's own, opened with the DSN it
+// is given (through its proxy, named by application_name, with the
+// server's idle_session_timeout); the job's counter connection is the
+// run's, as for lockcheck's own client.
+func (w *advisoryWorld) userLock(ctx context.Context, l *advisoryLock, i int, via string, h *netHold) (realLock, error) {
+	if w.opts.User == nil {
+		return nil, fmt.Errorf("client %s: Options.User is nil", ClientUser)
+	}
+	storeVia, err := h.via(w.addr)
+	if err != nil {
+		return nil, err
+	}
+	l.storeURL = pgURL(storeVia, model.ClientName(i)+"-store")
+	if l.store, err = pgx.Connect(ctx, l.storeURL); err != nil {
+		return nil, fmt.Errorf("client %s: postgres counter connection: %v", model.ClientName(i), err)
+	}
+	dsn := pgURL(via, model.ClientName(i)) + "&options=" + strings.ReplaceAll(url.QueryEscape(fmt.Sprintf("-c idle_session_timeout=%d", l.timeout.Milliseconds())), "+", "%20")
+	u, err := w.opts.User(ctx, UserTarget{Client: i, Addr: via, Key: "42", Value: model.ClientName(i), TTL: l.timeout, DSN: dsn})
+	if err != nil {
+		l.close()
+		return nil, err
+	}
+	l.user = userAPI{u}
 	return l, nil
 }
 
@@ -134,6 +166,7 @@ type advisoryLock struct {
 	store         *pgx.Conn // level=session: the counter's connection
 	watch         *pgx.Conn // pool=tx-reset, level=session: to the server, to see the pool's resets done
 	buffered      int       // level=xact: the UPDATE's value, not yet committed (0: none)
+	user          lockAPI   // a user's client (ClientUser): its own lock session, not c
 }
 
 // open connects. Under the pool it sends nothing: a statement would take
@@ -189,6 +222,9 @@ func (l *advisoryLock) resetDone(ctx context.Context, pid int) error {
 func (l *advisoryLock) connect(context.Context) error { return nil } // connected when made
 
 func (l *advisoryLock) close() {
+	if l.user != nil {
+		l.user.close()
+	}
 	for _, c := range []*pgx.Conn{l.c, l.store, l.watch} {
 		if c != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -223,6 +259,14 @@ func (l *advisoryLock) renew(context.Context, *client, *Obs) (model.Reply, error
 func (l *advisoryLock) acquire(ctx context.Context, c *client, ob *Obs) (model.Reply, error) {
 	if l.d.Level == model.LevelXact {
 		return l.acquireXact(ctx, ob)
+	}
+	if l.user != nil {
+		won, _, told, err := l.user.acquire(ctx)
+		if err != nil {
+			return model.Reply{}, err
+		}
+		ob.Told = told
+		return wonReply(l.d, won, 0, ob), nil
 	}
 	var won bool
 	var pid int
@@ -312,6 +356,17 @@ func (l *advisoryLock) release(ctx context.Context, c *client, k model.ActionKin
 	}
 	if l.d.Level == model.LevelXact {
 		return l.commit(ctx, ob)
+	}
+	if l.user != nil {
+		ok, told, err := l.user.release(ctx, l.i, ob.Before)
+		if err != nil {
+			return model.Reply{}, err
+		}
+		ob.Told, ob.Result = told, model.ResNoop
+		if ok {
+			ob.Result = model.ResOK
+		}
+		return model.Reply{Result: ob.Result}, nil
 	}
 	defer l.grants.set(l.i, 0) // its grant ends with its release, whatever the answer
 	var ok bool
