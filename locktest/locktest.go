@@ -6,11 +6,12 @@
 // instance per simulated client process. Run then:
 //
 //  1. starts a redis-server of its own on 127.0.0.1 (stopped when the test
-//     ends), and with Service Etcd an embedded etcd member for each
-//     schedule played at once;
+//     ends), and with Service Etcd an embedded etcd member (with Service
+//     Postgres a PostgreSQL server) for each schedule played at once;
 //  2. explores the model of the design your client implements (a Redis
 //     SET NX PX lock released by check-and-delete, with the storage you
-//     name, or an etcd lease with a put-if-absent) and plays the shortest counterexample of every property the
+//     name, an etcd lease with a put-if-absent, or a PostgreSQL
+//     session-level advisory lock) and plays the shortest counterexample of every property the
 //     model breaks and the shortest run of every behaviour it shows (with
 //     a pause alone, and with a pause, a slow job, a crash and a delayed
 //     write), and seeded random schedules with those faults, shortest
@@ -113,6 +114,19 @@ const (
 	// design's TTL 3 ticks, its work 1): a schedule takes half a minute.
 	// No fencing (a token would be the key's create revision).
 	Etcd
+	// Postgres is a PostgreSQL 15 server (started by Run on loopback, one
+	// for each schedule played at once): a session-level advisory lock,
+	// pg_try_advisory_lock(42) to acquire and pg_advisory_unlock(42) to
+	// release, on a session your client opens with Target.DSN (through
+	// its proxy, named for the observer, with the server's
+	// idle_session_timeout set to Target.TTL). There is no TTL to extend:
+	// the server ends a session idle that long, and its lock with it, so
+	// a pause that outlives it loses the lock. A Release on an ended
+	// session must report false (pgx closes the connection on the
+	// server's FATAL: check Conn.IsClosed). No fencing; the schedules
+	// pause and slow the job (a crash or a held write is not played on
+	// PostgreSQL).
+	Postgres
 )
 
 // Storage is what your job does with the counter it protects.
@@ -139,6 +153,9 @@ type Target struct {
 	Value  string        // the value the lock must hold ("A:91ab"): whose key it is
 	TTL    time.Duration // the lock's TTL
 	Drift  time.Duration // the clock drift a Validator subtracts from what is left
+	// DSN, with Service Postgres, is the connection string of the lock
+	// session: connect with it (pgx.Connect) in Config.New.
+	DSN string
 }
 
 // Config is a locktest run.
@@ -262,6 +279,11 @@ func (cfg Config) design(faults bool) string {
 		s = "etcd/cad/none/plain,ttl=3,work=1"
 	}
 	switch {
+	case cfg.Service == Postgres:
+		s = "advisory/cad/none/plain"
+		if faults {
+			s += ",slow=1"
+		}
 	case faults && cfg.LoseReleases:
 		s += ",slow=1,crashes=1"
 	case faults:
@@ -372,6 +394,13 @@ func playAll(t testing.TB, cfg Config, d *model.Design, scheds []Schedule) (void
 			return 0
 		}
 	}
+	var pgs []string // Postgres: each slot's server
+	if cfg.Service == Postgres {
+		if pgs, err = startPostgres(t, par); err != nil {
+			t.Errorf("locktest: %v", err)
+			return 0
+		}
+	}
 	maker := cfg.maker()
 	type verdict struct {
 		played bool
@@ -389,16 +418,19 @@ func playAll(t testing.TB, cfg Config, d *model.Design, scheds []Schedule) (void
 		go func(slot int) {
 			defer wg.Done()
 			srv, pair := srvs[slot/pairsPerServer], slot%pairsPerServer
-			etcd := ""
+			var at server
 			if etcds != nil {
-				etcd = etcds[slot]
+				at.etcd = etcds[slot]
+			}
+			if pgs != nil {
+				at.postgres = pgs[slot]
 			}
 			for {
 				k := int(next.Add(1) - 1)
 				if k >= len(scheds) || int64(k) > failed.Load() {
 					return
 				}
-				c, err := play(srv, etcd, 2*pair, 2*pair+1, d, scheds[k], cfg, maker, &void)
+				c, err := play(srv, at, 2*pair, 2*pair+1, d, scheds[k], cfg, maker, &void)
 				out[k] = verdict{played: true, err: err}
 				if err == nil && !c.Agree { // only a report is kept: a run of 10,000 keeps no comparisons
 					out[k].parts = c.Text()
@@ -452,6 +484,9 @@ func playAll(t testing.TB, cfg Config, d *model.Design, scheds []Schedule) (void
 	if len(etcds) > 0 {
 		addrs = append(addrs, fmt.Sprintf("%d embedded etcd members", len(etcds)))
 	}
+	if len(pgs) > 0 {
+		addrs = append(addrs, fmt.Sprintf("%d PostgreSQL servers", len(pgs)))
+	}
 	t.Logf("locktest: %d of %d schedules of design %s (seed %d) played on %s, %d at once, in %.1f s (%.1f a second; %d void runs played again with a longer tick); %d part from the model",
 		played, len(scheds), cfg.Design(), cfg.seed(), strings.Join(addrs, ", "), par, took.Seconds(), float64(played)/took.Seconds(), void.Load(), parted)
 	return int(void.Load())
@@ -465,7 +500,7 @@ func (cfg Config) maker() reality.UserMaker {
 		// New gets the run's context, not the call's: a client may keep it
 		// for its own goroutines (a session's keep-alive)
 		_, err := guarded(ctx, call, cfg.callTimeout(), func(context.Context) (bool, error) {
-			l, err := cfg.New(ctx, Target{Client: ut.Client, Addr: ut.Addr, DB: ut.DB, Key: ut.Key, Value: ut.Value, TTL: ut.TTL, Drift: ut.Drift})
+			l, err := cfg.New(ctx, Target{Client: ut.Client, Addr: ut.Addr, DB: ut.DB, Key: ut.Key, Value: ut.Value, TTL: ut.TTL, Drift: ut.Drift, DSN: ut.DSN})
 			made <- l
 			return false, err
 		})
@@ -509,9 +544,20 @@ func (cfg Config) parallel() int {
 		return cfg.Parallel
 	case cfg.Service == Etcd:
 		return defaultEtcd
+	case cfg.Service == Postgres:
+		return defaultPostgres
 	}
 	return 16
 }
+
+// defaultPostgres and maxPostgres are Config.Parallel's default and
+// bound with locktest.Postgres: each schedule at once has a PostgreSQL
+// server of its own (the advisory lock 42 and the counter's row are one
+// per server), about 30 MB and a second to start each.
+const (
+	defaultPostgres = 4
+	maxPostgres     = 8
+)
 
 // defaultEtcd and maxEtcd are Config.Parallel's default and bound with
 // locktest.Etcd: each schedule at once has an embedded etcd member of its
@@ -531,8 +577,8 @@ func (cfg Config) seed() uint64 {
 
 func (cfg Config) check() error {
 	switch {
-	case cfg.Service != Redis && cfg.Service != Etcd:
-		return fmt.Errorf("Config.Service %d: want locktest.Redis or locktest.Etcd", cfg.Service)
+	case cfg.Service != Redis && cfg.Service != Etcd && cfg.Service != Postgres:
+		return fmt.Errorf("Config.Service %d: want locktest.Redis, locktest.Etcd or locktest.Postgres", cfg.Service)
 	case cfg.Storage < NoFencing || cfg.Storage > TokenOnReadsAndWrites:
 		return fmt.Errorf("Config.Storage %d: want NoFencing, TokenOnWrites or TokenOnReadsAndWrites", cfg.Storage)
 	case cfg.New == nil:
@@ -553,6 +599,14 @@ func (cfg Config) check() error {
 		return fmt.Errorf("Config.RenewTicks %d with locktest.Etcd: want 0 (no renewal) to 2 ticks of the TTL's 3", cfg.RenewTicks)
 	case cfg.Service == Etcd && cfg.Parallel > maxEtcd:
 		return fmt.Errorf("Config.Parallel %d with locktest.Etcd: want 0 (%d) to %d schedules at once (an etcd member each)", cfg.Parallel, defaultEtcd, maxEtcd)
+	case cfg.Service == Postgres && cfg.Key != "":
+		return fmt.Errorf("Config.Key %q with locktest.Postgres: want it unset (the lock is advisory lock 42)", clip(cfg.Key))
+	case cfg.Service == Postgres && cfg.Storage != NoFencing:
+		return fmt.Errorf("Config.Storage %d with locktest.Postgres: want NoFencing (an advisory lock gives no token)", cfg.Storage)
+	case cfg.Service == Postgres && (cfg.LoseReleases || cfg.CheckValidity || cfg.RenewTicks != 0):
+		return errors.New("Config.LoseReleases, CheckValidity and RenewTicks with locktest.Postgres: not played (a session-level advisory lock has no TTL to extend or measure); want them unset")
+	case cfg.Service == Postgres && cfg.Parallel > maxPostgres:
+		return fmt.Errorf("Config.Parallel %d with locktest.Postgres: want 0 (%d) to %d schedules at once (a PostgreSQL server each)", cfg.Parallel, defaultPostgres, maxPostgres)
 	case cfg.Service == Etcd && cfg.Tick != 0 && cfg.Tick%reality.EtcdTick != 0:
 		return fmt.Errorf("Config.Tick %v with locktest.Etcd: want a multiple of %v (leases are whole seconds and expire up to half a second late)", cfg.Tick, reality.EtcdTick)
 	case cfg.RenewTicks < 0 || cfg.RenewTicks > 9:
@@ -749,6 +803,44 @@ func startEtcd(t testing.TB, n int) ([]string, error) {
 	return urls, errors.Join(errs...)
 }
 
+// startPostgres starts n PostgreSQL servers on loopback, stopped (and
+// their directories removed) when the test ends, and returns their
+// addresses. It skips the test (fails it with CI=true) when PostgreSQL is
+// not installed.
+func startPostgres(t testing.TB, n int) ([]string, error) {
+	t.Helper()
+	if _, err := reality.FindPostgres(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("locktest: CI=true but %v", err)
+		}
+		t.Skipf("locktest: skipped: %v", err)
+	}
+	addrs := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for k := range n {
+		wg.Add(1)
+		go func(k int) {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			s, err := reality.StartPostgres(ctx)
+			if err != nil {
+				errs[k] = fmt.Errorf("start a PostgreSQL server: %v", err)
+				return
+			}
+			t.Cleanup(s.Stop)
+			addrs[k] = s.Addr()
+		}(k)
+	}
+	wg.Wait()
+	return addrs, errors.Join(errs...)
+}
+
+// server is where a slot's schedules lock besides Redis: its etcd member
+// or its PostgreSQL server ("": none).
+type server struct{ etcd, postgres string }
+
 // voidRuns is how many times a schedule is played, the tick doubled each
 // time (100ms to 3.2s by default; etcd: 2s to 8s), while the machine
 // cannot keep its timing.
@@ -760,7 +852,8 @@ const defaultTick = 100 * time.Millisecond
 // play plays one schedule on databases lockDB and storeDB of srv, again
 // with a doubled tick when the machine could not keep the timing (a void
 // run says nothing about the client).
-func play(srv *reality.Server, etcd string, lockDB, storeDB int, d *model.Design, sc Schedule, cfg Config, maker reality.UserMaker, void *atomic.Int64) (*reality.Comparison, error) {
+func play(srv *reality.Server, at server, lockDB, storeDB int, d *model.Design, sc Schedule, cfg Config, maker reality.UserMaker, void *atomic.Int64) (*reality.Comparison, error) {
+	etcd := at.etcd
 	in := &reality.Input{Source: "schedule " + sc.Name, Kind: "scenario", DesignName: cfg.Design(), Design: *d, Trace: sc.trace}
 	tick, runs, where := cfg.Tick, voidRuns, "redis-server "+srv.Version()+" on "+srv.Addr()
 	if tick == 0 {
@@ -772,11 +865,14 @@ func play(srv *reality.Server, etcd string, lockDB, storeDB int, d *model.Design
 	if etcd != "" {
 		runs, where = etcdVoidRuns, "embedded etcd at "+etcd+", storage on "+where
 	}
+	if at.postgres != "" {
+		where = "PostgreSQL at " + at.postgres
+	}
 	for attempt := 1; ; attempt++ {
 		// a run's budget: its ticks, with room to spare
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second+time.Duration(2*len(sc.trace))*tick)
 		c, err := reality.Reproduce(ctx, in, where,
-			reality.Options{Addr: srv.Addr(), Etcd: etcd, LockDB: lockDB, StoreDB: storeDB, Tick: tick, Client: reality.ClientUser, User: maker, UserKey: cfg.Key})
+			reality.Options{Addr: srv.Addr(), Etcd: etcd, Postgres: at.postgres, LockDB: lockDB, StoreDB: storeDB, Tick: tick, Client: reality.ClientUser, User: maker, UserKey: cfg.Key})
 		cancel()
 		if err != nil {
 			return nil, err

@@ -176,10 +176,8 @@ func (l *advisoryLock) open(ctx context.Context) error {
 	if l.c, err = pgx.Connect(ctx, l.url); err != nil {
 		return fmt.Errorf("postgres lock session: %v", err)
 	}
-	if l.d.Level == model.LevelSession && l.d.Pool == model.PoolNone && l.d.End == model.EndIdle { // end=keepalive: no idle timeout
-		if _, err := l.c.Exec(ctx, fmt.Sprintf("SET idle_session_timeout = %d", l.timeout.Milliseconds())); err != nil {
-			return fmt.Errorf("postgres: SET idle_session_timeout: %v", err)
-		}
+	if err := l.setIdleTimeout(ctx); err != nil {
+		return err
 	}
 	if l.storeURL != "" {
 		if l.store, err = pgx.Connect(ctx, l.storeURL); err != nil {
@@ -189,6 +187,17 @@ func (l *advisoryLock) open(ctx context.Context) error {
 	if l.watchURL != "" {
 		if l.watch, err = pgx.Connect(ctx, l.watchURL); err != nil {
 			return fmt.Errorf("postgres connection to watch the pool: %v", err)
+		}
+	}
+	return nil
+}
+
+// setIdleTimeout sets the lock session's idle_session_timeout
+// (level=session, no pool, end=idle; end=keepalive: no idle timeout).
+func (l *advisoryLock) setIdleTimeout(ctx context.Context) error {
+	if l.d.Level == model.LevelSession && l.d.Pool == model.PoolNone && l.d.End == model.EndIdle {
+		if _, err := l.c.Exec(ctx, fmt.Sprintf("SET idle_session_timeout = %d", l.timeout.Milliseconds())); err != nil {
+			return fmt.Errorf("postgres: SET idle_session_timeout: %v", err)
 		}
 	}
 	return nil
@@ -270,7 +279,20 @@ func (l *advisoryLock) acquire(ctx context.Context, c *client, ob *Obs) (model.R
 	}
 	var won bool
 	var pid int
-	if err := l.c.QueryRow(ctx, "SELECT pg_try_advisory_lock(42), pg_backend_pid()").Scan(&won, &pid); err != nil {
+	q := "SELECT pg_try_advisory_lock(42), pg_backend_pid()"
+	err := l.c.QueryRow(ctx, q).Scan(&won, &pid)
+	if err != nil && l.d.Pool == model.PoolNone && l.ended(err) {
+		// the server ended its idle session (a waiter's too, or a holder's
+		// whose lock went with it): the try goes on a new one
+		l.c.Close(ctx)
+		if l.c, err = pgx.Connect(ctx, l.url); err == nil {
+			err = l.setIdleTimeout(ctx)
+		}
+		if err == nil {
+			err = l.c.QueryRow(ctx, q).Scan(&won, &pid)
+		}
+	}
+	if err != nil {
 		return model.Reply{}, fmt.Errorf("postgres pg_try_advisory_lock: %v", err)
 	}
 	if won {
