@@ -371,6 +371,13 @@ func (c *client) loseRequest(ctx context.Context, ob *Obs, now uint8) error {
 // now).
 func (c *client) arriveAcquire(ctx context.Context, ob *Obs, now uint8) error {
 	ob.Held = model.ActAcquire
+	if !c.noReplyHold {
+		select { // a reply that came back while held: the network did not hold it
+		case <-c.held:
+			return fmt.Errorf("client %s: its held acquire reply came back before its arrive step: the proxy did not hold it", model.ClientName(c.i))
+		default:
+		}
+	}
 	// the held reply arrives now, in the arrive step, not at the start of
 	// its tick: a library that acts on the reply by itself (redsync
 	// deletes a key whose validity is gone) must not race the tick's look

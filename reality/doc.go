@@ -33,8 +33,9 @@
 //     pause freezes the client (it sends nothing until the pause ends), a
 //     slow job works slow-work ticks, a crash ends the goroutine for good,
 //     a delay holds the client's write in the network until it arrives
-//     (on a Redis lock, delay-at=acquire: the acquire is applied at once
-//     and its reply held in the client's proxy until it arrives), a
+//     (on a Redis or etcd lock, delay-at=acquire: the acquire is applied
+//     at once and its reply held in the client's proxy until it arrives;
+//     on etcd the frames of the Txn's HTTP/2 stream only, h2hold.go), a
 //     node crash kills the lock's redis-server (SIGKILL) and restarts it at
 //     once or after restart ticks (with persist=1 from its append-only
 //     file). An order for a client that is still paused or working is not

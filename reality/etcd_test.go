@@ -26,9 +26,11 @@ func TestEtcdLeaseLock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped with -short: the etcd runs take about 25s (2s ticks)")
 	}
-	// mostly sleep: runs alongside the other etcd tests, on databases 10
-	// and 11 (the library table uses 0 to 9)
+	// mostly sleep: runs alongside the other etcd tests, on databases 14
+	// and 15, which it shares with TestEtcdHeldAcquireReply
 	t.Parallel()
+	etcdDBs.Lock()
+	defer etcdDBs.Unlock()
 	for _, c := range []struct {
 		file  string
 		fence bool

@@ -65,7 +65,7 @@ func Load(source, text string) (*Input, error) {
 }
 
 // heldPlayable reports whether the requests the schedule's delays hold can
-// be held for real: writes, and the replies of a Redis lock's acquires (a
+// be held for real: writes, and the replies of a Redis or etcd lock's acquires (a
 // *NotPlayable if not). client is the lock client ("" any).
 func heldPlayable(d *model.Design, client string, run *model.Run) error {
 	for _, st := range run.Steps {
@@ -77,10 +77,18 @@ func heldPlayable(d *model.Design, client string, run *model.Run) error {
 			continue
 		}
 		k := model.RequestKind(d, &st)
-		redis := d.Lock == model.LockRedis || d.Lock == model.LockReplica
-		if k != model.ActWrite && (k != model.ActAcquire || !redis) {
+		// an etcd lock's acquire is a transaction on a gRPC stream, whose
+		// reply the client's HTTP/2 proxy holds (h2hold.go)
+		single := d.Lock == model.LockRedis || d.Lock == model.LockReplica || d.Lock == model.LockEtcd
+		if k != model.ActWrite && (k != model.ActAcquire || !single) {
 			return &NotPlayable{Design: d.Name(), Client: client,
-				Because: fmt.Sprintf("step %d (%s) holds its %s, and real runs hold writes and the replies of a Redis lock's acquires only", st.Seq, st.Action, k)}
+				Because: fmt.Sprintf("step %d (%s) holds its %s, and real runs hold writes and the replies of a Redis or etcd lock's acquires only", st.Seq, st.Action, k)}
+		}
+		if k == model.ActAcquire && client == ClientEtcdMutex {
+			// found by playing acquire-reply-delay (TestEtcdHeldAcquireReply):
+			// the HTTP/2 hold passes the Session's keep-alive stream
+			return &NotPlayable{Design: d.Name(), Client: client,
+				Because: fmt.Sprintf("step %d (%s) holds the acquire's reply for %d ticks: etcd's Session keeps its lease alive all the while (its keep-alives pass the held Txn reply), and the key with it, where the design's watchdog=thread renews only once the client has heard the reply, so its key expires a TTL after the send", st.Seq, st.Action, st.Action.Arg)}
 		}
 		if k == model.ActAcquire && client == ClientRedsync && int(st.Action.Arg) >= d.TTLTicks && d.Check != model.CheckAcquire {
 			// found by playing reality/testdata/acquire-reply-ttl.txt

@@ -85,6 +85,9 @@ type plant struct {
 	// noReplyHold: a delay of an acquire holds nothing (the client hears
 	// its reply at once, and acts on it only at the arrive step)
 	noReplyHold bool
+	// leakReply: an etcd proxy's hold of an acquire's reply (h2hold.go)
+	// lets the reply through at once, while it says it holds it
+	leakReply bool
 	// lookLate: a tick's look waits this long after the tick's start (a
 	// loaded machine), so a client that acts on its own at the tick's start
 	// races it
@@ -369,13 +372,14 @@ func setup(ctx context.Context, lock, store *redis.Client, d *model.Design, sc s
 	return nil
 }
 
-// viaURL is an etcd client URL through the client's proxy.
+// viaURL is an etcd client URL through the client's proxy, an HTTP/2
+// one whose hold of replies holds a transaction's (the acquire's).
 func viaURL(h *netHold, endpoint string) (string, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil || u.Host == "" {
 		return "", fmt.Errorf("etcd endpoint %q: want a URL such as http://127.0.0.1:2379", clipText(endpoint))
 	}
-	via, err := h.via(u.Host)
+	via, err := h.viaH2(u.Host, etcdTxnPath)
 	if err != nil {
 		return "", err
 	}

@@ -43,9 +43,19 @@ type proxy struct {
 	// server, lose=request); dropped is signalled when one was
 	drop    bool
 	dropped chan struct{}
-	conns   map[net.Conn]bool
-	done    bool
-	wg      sync.WaitGroup
+	// h2: an HTTP/2 (gRPC: etcd) proxy, frame by frame (h2hold.go): a
+	// hold of replies holds the reply of the first request of method
+	// holdPath (heldStream on heldConn), not the connection's
+	h2         bool
+	holdPath   string
+	heldConn   *h2Conn
+	heldStream uint32
+	// leak: planted bug: an HTTP/2 hold lets the held reply through at
+	// once (and says it holds it)
+	leak  bool
+	conns map[net.Conn]bool
+	done  bool
+	wg    sync.WaitGroup
 }
 
 func newProxy(upstream string) (*proxy, error) {
@@ -86,8 +96,15 @@ func (p *proxy) accept() {
 			return
 		}
 		p.conns[c], p.conns[u] = true, true
+		h2 := p.h2
 		p.mu.Unlock()
 		p.wg.Add(2)
+		if h2 {
+			h := newH2Conn(p, c)
+			go p.h2Pipe(u, c, func() error { return h.requests(u, c) })
+			go p.h2Pipe(c, u, func() error { return h.replies(u) })
+			continue
+		}
 		go p.pipe(u, c, false)
 		go p.pipe(c, u, true)
 	}
@@ -142,6 +159,32 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 	}
 }
 
+// h2Pipe runs one direction of an HTTP/2 connection (copy) and closes
+// both sides when it ends.
+func (p *proxy) h2Pipe(dst, src net.Conn, copy func() error) {
+	defer p.wg.Done()
+	defer func() {
+		dst.Close()
+		src.Close()
+		p.mu.Lock()
+		delete(p.conns, dst)
+		delete(p.conns, src)
+		p.mu.Unlock()
+	}()
+	_ = copy() // EOF, a closed connection, or a frame the proxy cannot read: the connection ends
+}
+
+// wait waits while a pause holds all traffic; false once the proxy is
+// closed.
+func (p *proxy) wait() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.held && !p.done {
+		p.cond.Wait()
+	}
+	return !p.done
+}
+
 // hold stops all traffic, in both directions, until resume.
 func (p *proxy) hold() {
 	p.mu.Lock()
@@ -168,6 +211,7 @@ func (p *proxy) resumeReplies() {
 	p.replies = false
 	p.cond.Broadcast()
 	p.mu.Unlock()
+	p.flushHeld()
 }
 
 // dropRequests drops the client's requests (and closes their
@@ -195,6 +239,7 @@ func (p *proxy) resume() {
 	p.held = false
 	p.cond.Broadcast()
 	p.mu.Unlock()
+	p.flushHeld()
 }
 
 // close stops the proxy and its connections.
@@ -215,11 +260,27 @@ type netHold struct {
 	proxies map[string]*proxy
 	order   []string
 	store   string // the storage's proxy (newRedisStore), which holdLock leaves open
+	leak    bool   // planted bug: its HTTP/2 proxies leak held replies (proxy.leak)
 }
 
 // via returns the address the client uses for upstream, starting a proxy
 // for it on first use.
 func (h *netHold) via(upstream string) (string, error) { return h.viaKey(upstream, upstream) }
+
+// viaH2 is via for an HTTP/2 server (etcd's gRPC): its proxy reads the
+// connection frame by frame, and a hold of replies holds the reply of
+// the first request of method holdPath only (h2hold.go).
+func (h *netHold) viaH2(upstream, holdPath string) (string, error) {
+	addr, err := h.viaKey(upstream, upstream)
+	if err != nil {
+		return "", err
+	}
+	p := h.proxies[upstream]
+	p.mu.Lock()
+	p.h2, p.holdPath, p.leak = true, holdPath, h.leak
+	p.mu.Unlock()
+	return addr, nil
+}
 
 // viaKey is via with a proxy of its own for key: a client's lock traffic
 // apart from its storage traffic on the same server (lockProxyKey).

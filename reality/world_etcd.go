@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -91,6 +92,8 @@ func (w *etcdWorld) lock(ctx context.Context, i int, h *netHold) (realLock, erro
 		l.close()
 		return nil, err
 	}
+	u, _ := url.Parse(w.opts.Etcd) // viaURL has parsed it
+	l.etcdHost = u.Host
 	ttl := int64(w.opts.px / time.Second)
 	if w.d.Lock == model.LockEtcdMutex { // etcd's blocking Mutex.Lock (world_etcd_mutex.go)
 		q := &etcdQueueConn{redisStore: st, w: w, d: w.d, i: i, endpoint: endpoint}
@@ -156,7 +159,13 @@ type etcdLockConn struct {
 	i   int
 	own *etcdLock
 	lib lockAPI
+	// etcdHost is the member's host:port, the key of its proxy
+	etcdHost string
 }
+
+// lockUpstream is the etcd member's host:port (the client's proxy to it
+// holds the reply of the acquire's transaction: h2hold.go).
+func (l *etcdLockConn) lockUpstream() string { return l.etcdHost }
 
 func (l *etcdLockConn) connect(ctx context.Context) error { return l.connectStore(ctx, l.i) }
 
