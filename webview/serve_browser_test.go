@@ -70,6 +70,26 @@ func get[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 
 func sel(s string) chromedp.CSS { return chromedp.CSS(s) }
 
+// clickOn waits for the first element that matches query and clicks it by
+// script: chromedp.Click works on its DOM mirror's node, whose id can lag
+// a navigation under load ("Could not find node with given id", seen in
+// CI at a step's link).
+func clickOn(query string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		var v chromedp.Void
+		if _, err := chromedp.WaitReady(sel(query))(ctx, t); err != nil {
+			return v, err
+		}
+		// the click after the script returns: the navigation it starts
+		// would cut the evaluation short
+		found, err := chromedp.Evaluate[bool](`(function (q) { var e = document.querySelector(q); if (!e) { return false } setTimeout(function () { e.click() }, 0); return true })(`+strconv.Quote(query)+`)`)(ctx, t)
+		if err == nil && !found {
+			err = fmt.Errorf("click %s: no such element", query)
+		}
+		return v, err
+	}
+}
+
 func attr(t *testing.T, ctx context.Context, query, name string) string {
 	t.Helper()
 	return get(t, ctx, chromedp.AttributeValue(sel(query), name)).Value
@@ -104,7 +124,7 @@ func TestExplorerInBrowser(t *testing.T) {
 
 	for k, a := range trace {
 		what := fmt.Sprintf(`#actions a.act[data-action="%s"]`, a)
-		require.NoError(t, chromedp.Do(ctx, chromedp.Click(sel(what)), at(k+1)), "step %d: %s", k+1, a)
+		require.NoError(t, chromedp.Do(ctx, clickOn(what), at(k+1)), "step %d: %s", k+1, a)
 		got := marks(t, ctx)
 		if k+1 < 46 {
 			require.Empty(t, got, "a ✗ before A's write, at step %d", k+1)
@@ -118,13 +138,13 @@ func TestExplorerInBrowser(t *testing.T) {
 	require.Equal(t, base+PageURL("demo2", trace, -1), loc, "the URL holds the schedule")
 	require.Equal(t, "✗ violated at step 49", propStatus(t, ctx, "no-lost-update"))
 	// the story, told when opened
-	do(t, ctx, chromedp.Click(sel("#story summary")), chromedp.WaitReady(sel(`#story[data-ready="yes"]`)))
+	do(t, ctx, clickOn("#story summary"), chromedp.WaitReady(sel(`#story[data-ready="yes"]`)))
 	story := get(t, ctx, chromedp.Text(sel("#story-text")))
 	require.Contains(t, story, "t=15 A: write counter = 1 → accepted  ✗ the key is C's")
 	require.Equal(t, "t=15 A: write counter = 1 → accepted  ✗ the key is C's\n", get(t, ctx, chromedp.Text(sel("#story-text .bad"))))
 
 	// back two steps, then another successor than the schedule's
-	do(t, ctx, chromedp.Click(sel("#back")), at(48), chromedp.Click(sel("#back")), at(47))
+	do(t, ctx, clickOn("#back"), at(48), clickOn("#back"), at(47))
 	require.Equal(t, trace[47].String(), attr(t, ctx, "#forward", "title"))
 	acts := get(t, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#actions a.act')).map(function (a) { return a.dataset.action })`))
 	other := ""
@@ -135,7 +155,7 @@ func TestExplorerInBrowser(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, other, "another successor at step 47: %v", acts)
-	do(t, ctx, chromedp.Click(sel(fmt.Sprintf(`#actions a.act[data-action="%s"]`, other))), at(48))
+	do(t, ctx, clickOn(fmt.Sprintf(`#actions a.act[data-action="%s"]`, other)), at(48))
 	alt, err := model.ParseAction(other)
 	require.NoError(t, err)
 	want := append(append([]model.Action(nil), trace[:47]...), alt)
@@ -157,7 +177,7 @@ func TestExplorerInBrowser(t *testing.T) {
 	// the zero fields toggle
 	visibleZero := `Array.from(document.querySelectorAll('#current-state td.zero')).filter(function (e) { return e.offsetParent !== null }).length`
 	require.Zero(t, get(t, ctx, chromedp.Evaluate[int](visibleZero)), "fields that stay zero are hidden")
-	do(t, ctx, chromedp.Click(sel("#show-zero")))
+	do(t, ctx, clickOn("#show-zero"))
 	require.Positive(t, get(t, ctx, chromedp.Evaluate[int](visibleZero)), "the toggle shows them")
 
 	// shortest violation from the initial state = explore check's
@@ -166,7 +186,7 @@ func TestExplorerInBrowser(t *testing.T) {
 	require.NoError(t, err)
 	search := func(name string) string {
 		row := fmt.Sprintf(`#properties tr[data-property="%s"]`, name)
-		do(t, ctx, chromedp.Click(sel(row+" button.search")), chromedp.WaitReady(sel(row+"[data-search-status]")))
+		do(t, ctx, clickOn(row+" button.search"), chromedp.WaitReady(sel(row+"[data-search-status]")))
 		return attr(t, ctx, row, "data-search-steps")
 	}
 	for _, name := range []string{"exclusive", "mutex", "no-lost-update"} {
@@ -178,7 +198,7 @@ func TestExplorerInBrowser(t *testing.T) {
 	}
 	// the result's link takes the schedule it found
 	res, _ := rep.Result("no-lost-update")
-	do(t, ctx, chromedp.Click(sel(`#properties tr[data-property="no-lost-update"] a.take-found`)), at(len(res.Trace)))
+	do(t, ctx, clickOn(`#properties tr[data-property="no-lost-update"] a.take-found`), at(len(res.Trace)))
 	require.Equal(t, fmt.Sprintf("✗ violated at step %d", len(res.Trace)), propStatus(t, ctx, "no-lost-update"))
 
 	// from a later state: as long as the rest of a shortest path
@@ -192,7 +212,7 @@ func TestExplorerInBrowser(t *testing.T) {
 	require.NoError(t, err, text)
 	require.Equal(t, res.Trace[:10], sc.Trace)
 	// open in reproduce shows the command
-	do(t, ctx, chromedp.Click(sel("#reproduce")), chromedp.WaitVisible(sel("#reproduce-command")))
+	do(t, ctx, clickOn("#reproduce"), chromedp.WaitVisible(sel("#reproduce-command")))
 	cmd := get(t, ctx, chromedp.Text(sel("#reproduce-command")))
 	require.Contains(t, cmd, "explore reproduce demo2-explored.txt")
 	require.Contains(t, cmd, strings.TrimSpace(text))
@@ -209,11 +229,11 @@ func TestExplorerStopsASearch(t *testing.T) {
 	ctx, base := browse(t, ExplorerConfig{Design: spin5})
 	for try := 0; try < 2; try++ {
 		row := `#properties tr[data-property="no-lost-update"]`
-		do(t, ctx, chromedp.Navigate(base+"/"), at(0), chromedp.Click(sel(row+" button.search")))
+		do(t, ctx, chromedp.Navigate(base+"/"), at(0), clickOn(row+" button.search"))
 		_, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('`+row+` .found').textContent.indexOf(' states, depth') >= 0`, chromedp.WithPollingTimeout(90*time.Second)))
 		require.NoError(t, err, "try %d: no progress shown", try)
 		require.Contains(t, get(t, ctx, chromedp.Text(sel(row+" .found"))), "searching: ")
-		do(t, ctx, chromedp.Click(sel(row+" button.stop")), chromedp.WaitReady(sel(row+`[data-search-status="stopped"]`)))
+		do(t, ctx, clickOn(row+" button.stop"), chromedp.WaitReady(sel(row+`[data-search-status="stopped"]`)))
 		require.Equal(t, "stopped", get(t, ctx, chromedp.Text(sel(row+" .found"))))
 	}
 }
@@ -249,7 +269,7 @@ func TestExplorerScreenshot(t *testing.T) {
 	ctx, base := browse(t, ExplorerConfig{Design: "demo2"})
 	row := `#properties tr[data-property="no-lost-update"]`
 	do(t, ctx, chromedp.Navigate(base+PageURL("demo2", dm.Scenario.Trace, explorerShotAt)), at(explorerShotAt),
-		chromedp.Click(sel(row+" button.search")), chromedp.WaitReady(sel(row+"[data-search-status]")))
+		clickOn(row+" button.search"), chromedp.WaitReady(sel(row+"[data-search-status]")))
 	require.Equal(t, "3", attr(t, ctx, row, "data-search-steps"))
 	data := get(t, ctx, chromedp.FullScreenshot(100))
 	img, err := png.Decode(bytes.NewReader(data))
