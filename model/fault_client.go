@@ -32,9 +32,18 @@ func slowActions(d *Design, s *State, i int, buf []Action) []Action {
 }
 
 // crashActions: client i crashes for good.
-// (A crash while a request other than a write is in flight is not drawn.)
+// (A crash while a request other than a write is in flight is not drawn.
+// Nor is a crash of a paused client whose lock is a session (ZooKeeper,
+// etcd's Mutex): its session stopped hearing from it when the pause
+// began, so it expires a session timeout after that, as it does after a
+// crash at the pause's start, which is drawn; the frozen client does
+// nothing in between, so no run is lost.)
 func crashActions(d *Design, s *State, i int, buf []Action) []Action {
-	if int(s.Used[FaultCrash]) < d.Crashes && s.Clients[i].Flags&FlagInFlight == 0 && at(d, s, i, d.CrashAt) {
+	c := &s.Clients[i]
+	if sessionQueue(d) && c.Flags&FlagPaused != 0 {
+		return buf
+	}
+	if int(s.Used[FaultCrash]) < d.Crashes && c.Flags&FlagInFlight == 0 && at(d, s, i, d.CrashAt) {
 		buf = append(buf, Action{Kind: ActCrash, Client: uint8(i)})
 	}
 	return buf

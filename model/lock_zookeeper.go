@@ -275,14 +275,20 @@ func zkResumed(s *State, i int) {
 }
 
 // zkCrashed: a crashed client's node (and orphans) live until its
-// session expires.
+// session expires: a session timeout after the crash, or, when the
+// session had already stopped hearing from the client (cut off for
+// longer than the timeout), when that timeout runs out.
 func zkCrashed(d *Design, s *State, i int, old Client) {
 	c := &s.Clients[i]
+	expires := s.Now + uint8(d.SessionTicks)
+	if old.Timer != 0 && old.Timer < expires {
+		expires = old.Timer
+	}
 	if old.Flags&FlagZNode != 0 {
 		c.Flags, c.Token = FlagZNode, old.Token
-		c.Timer = s.Now + uint8(d.SessionTicks)
+		c.Timer = expires
 	} else if ownsOrphan(d, s, i) {
-		c.Timer = s.Now + uint8(d.SessionTicks)
+		c.Timer = expires
 	}
 }
 

@@ -90,3 +90,23 @@ func TestPooledBackendHoldsForEver(t *testing.T) {
 	require.Equal(t, 1, HeldForEver(&r.Design, &r.Final))
 	require.Contains(t, HeldForEverWords(&r.Design, &r.Final), "backend 1 holds the advisory lock")
 }
+
+// A session stops hearing from its client when a pause or a partition
+// begins, so a crash later in it does not restart the session's
+// countdown: cut off at t=1 for longer than the session, A's node still
+// expires at t=11 when A crashes at t=6 (not at t=16), and B's create
+// then holds the lock. A crash of a paused client is not drawn: it is the
+// crash at the pause's start, with nothing done in between.
+func TestCrashKeepsTheSessionsCountdown(t *testing.T) {
+	const base = "zookeeper/cad/none/plain,clients=2,slow=1,crashes=1"
+	cut := []string{"A acquire", "B acquire", "A slow", "A read", "A partition 1", "tick 5", "A crash"}
+	r := zkReplay(t, base+",pauses=0,partitions=1,partition-ticks=15", cut...)
+	require.Equal(t, uint8(11), r.Final.Clients[A].Timer, "A's session expires a session after the partition began")
+	r = zkReplay(t, base+",pauses=0,partitions=1,partition-ticks=15", append(cut, "tick 5", "B acquire")...)
+	require.True(t, r.Final.Clients[B].Believes(), "B holds the lock once A's session expired at t=11")
+
+	r = zkReplay(t, base+",max-pause=12", "A acquire", "B acquire", "A pause 12", "tick 3")
+	require.False(t, Enabled(&r.Design, &r.Final, Action{Kind: ActCrash, Client: A}), "a paused client's crash is its pause's start's")
+	r = zkReplay(t, base+",max-pause=12", "A acquire", "A crash")
+	require.Equal(t, uint8(11), r.Final.Clients[A].Timer)
+}
