@@ -18,6 +18,7 @@ import (
 //
 //	go test -run '^$' -bench 'Schedules/parallel' -benchtime 64x -count 3 ./locktest
 //	go test -run '^$' -bench 'Schedules/etcd' -benchtime 16x ./locktest
+//	go test -run '^$' -bench 'Schedules/postgres' -benchtime 32x ./locktest
 func BenchmarkSchedules(b *testing.B) {
 	for _, par := range []int{1, 8, 16, 32} {
 		b.Run(fmt.Sprintf("parallel=%d", par), func(b *testing.B) {
@@ -33,6 +34,16 @@ func BenchmarkSchedules(b *testing.B) {
 	for _, par := range []int{1, 8, 16} {
 		b.Run(fmt.Sprintf("etcd,parallel=%d", par), func(b *testing.B) {
 			cfg := locktest.Config{Service: locktest.Etcd, Parallel: par, New: newEtcdLock}
+			void := locktest.PlayRandom(b, cfg, b.N)
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "schedules/s")
+			b.ReportMetric(float64(void)/float64(b.N), "void/op")
+		})
+	}
+	// PostgreSQL: a server per schedule at once, a session-level advisory
+	// lock (two clients, a pause and a slow job), 100ms ticks
+	for _, par := range []int{1, 4, 8} {
+		b.Run(fmt.Sprintf("postgres,parallel=%d", par), func(b *testing.B) {
+			cfg := locktest.Config{Service: locktest.Postgres, Clients: 2, Parallel: par, New: newPgLock("")}
 			void := locktest.PlayRandom(b, cfg, b.N)
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "schedules/s")
 			b.ReportMetric(float64(void)/float64(b.N), "void/op")
