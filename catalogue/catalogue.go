@@ -57,6 +57,7 @@ var Entries = []Entry{
 	{"replica/cad/rw/max-token,ack=wait,clients=2,pauses=0,ack-timeout=2", "WAIT times out and rolls nothing back: the failover loses the key, the token repeats"},
 	{"replica/cad/rw/max-token,ack=wait,clients=2,pauses=0", "WAIT 1 0: no failover loses an acknowledged key, but WAIT returns after the TTL when the replica lags"},
 	{"replica/cad/rw/max-token,check=validity,ack=wait,clients=2,pauses=0", "WAIT 1 0, then the validity check: the failover and the lag survived"},
+	{"replica/cad/rw/max-token,ack=wait,clients=2,pauses=0,ack-timeout=2,replicas=2,acks=2", "WAIT 2 times out with neither of two replicas caught up: the freshest has no key, the token repeats"},
 	// Redlock
 	{"redlock/cad/none/plain,pauses=0", "five nodes, no faults"},
 	{"redlock/cad/none/plain", "a pause after the vote"},

@@ -1110,6 +1110,26 @@ var knobs = []knob{
 		func(d *model.Design, from, to int) (int, string) {
 			return 1, fmt.Sprintf("WAIT without a timeout instead of %d ticks (the acquire blocks until the replica has the key)", from)
 		}),
+	intKnob("acks", func(d *model.Design) *int { return &d.Acks },
+		func(c int, d *model.Design) []int {
+			if d.Ack != model.AckWait || c >= d.Replicas {
+				return nil
+			}
+			return []int{d.Replicas}
+		},
+		func(d *model.Design, from, to int) (int, string) {
+			return 1, fmt.Sprintf("WAIT %d instead of WAIT %d: the acquire returns once every replica has the key (it blocks while any one lags)", to, from)
+		}),
+	intKnob("replicas", func(d *model.Design) *int { return &d.Replicas },
+		func(c int, d *model.Design) []int {
+			if d.Lock != model.LockReplica || c >= model.MaxNodes-1 {
+				return nil
+			}
+			return []int{c + 1}
+		},
+		func(d *model.Design, from, to int) (int, string) {
+			return 3, fmt.Sprintf("%d replicas instead of %d (one more server to run; Sentinel promotes the freshest)", to, from)
+		}),
 	intKnob("ttl", func(d *model.Design) *int { return &d.TTLTicks },
 		// ×1.5, ×2, ×3: each checked against faults grown with it, so a
 		// longer one only costs a longer search

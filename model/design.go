@@ -376,8 +376,8 @@ const (
 	// AckAsync: the acquire returns once the primary has the key; the
 	// replica gets it whenever replication runs.
 	AckAsync AckMode = iota
-	// AckWait: after the acquire's writes, WAIT 1 T: the acquire returns
-	// once the replica has them, or after T ticks (ack-timeout; 0: never
+	// AckWait: after the acquire's writes, WAIT acks T: the acquire returns
+	// once acks= replicas have them, or after T ticks (ack-timeout; 0: never
 	// gives up). As in Redis, WAIT only reports: a timed-out WAIT neither
 	// fails nor rolls back the SET, and the client goes on with the lock.
 	AckWait
@@ -534,6 +534,8 @@ type Design struct {
 	DeadlineBTicks     int // lease: candidate B's own renew deadline (0: deadline, as the others)
 
 	FaultNode int // the lock node the node faults fall on, 1 … (0: any)
+	Replicas  int // replica: the primary's replicas (nodes 1 … Replicas, ranked by how fresh their copy is)
+	Acks      int // ack=wait: the replicas WAIT waits for (WAIT Acks T)
 	Bypass    int // fairness: the most later requesters a waiting client may see served first (NoBypass: not measured; fairness.go)
 }
 
@@ -646,7 +648,7 @@ var (
 	}}
 	ackAxis = axis{"ack", []string{"async", "wait"}, []string{
 		"replica: the acquire returns once the primary has the key (default)",
-		"replica: WAIT 1 T after the acquire: it returns once the replica has the key, or after ack-timeout ticks (then it goes on anyway: WAIT rolls nothing back)",
+		"replica: WAIT acks T after the acquire: it returns once acks= replicas have the key, or after ack-timeout ticks (then it goes on anyway: WAIT rolls nothing back)",
 	}}
 	counterAxis = axis{"counter", []string{"service", "external"}, []string{
 		"the fencing token is the lock service's own counter (default; redlock and db have none)",
@@ -832,6 +834,8 @@ var intParams = []intParam{
 	{"rate-b", 50, 200, 100, func(d *Design) *int { return &d.RateB }, "lease: candidate B's clock rate, in percent of real time", []LockKind{LockLease}},
 	{"bypass", NoBypass, MaxClients * MaxJobs, NoBypass, func(d *Design) *int { return &d.Bypass }, "fairness: check that no waiting client sees more than this many later requesters served first (-1: not checked)", nil},
 	{"fault-node", 0, MaxNodes, 0, func(d *Design) *int { return &d.FaultNode }, "the lock node that node crashes, clock jumps and failovers fall on, 1 … nodes (0: any; redis and replica have one, the primary)", []LockKind{LockRedis, LockReplica, LockRedlock}},
+	{"replicas", 1, MaxNodes - 1, 1, func(d *Design) *int { return &d.Replicas }, "replica: the primary's asynchronous replicas, numbered by how fresh their copy is (replica 1 the freshest)", []LockKind{LockReplica}},
+	{"acks", 1, MaxNodes - 1, 1, func(d *Design) *int { return &d.Acks }, "ack=wait: the replicas WAIT waits for (WAIT acks T), at most replicas", []LockKind{LockReplica}},
 }
 
 // kindReleases and kindFences restrict the path parts by lock service.

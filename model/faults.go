@@ -314,6 +314,9 @@ func (d Design) faultsApply() error {
 	if d.AckTimeoutTicks > 0 && d.Ack != AckWait {
 		return designErr("design parameter ack-timeout applies only with ack=wait")
 	}
+	if err := d.replicasApply(); err != nil { // lock_replica.go
+		return err
+	}
 	if d.FsyncTicks > 0 && d.Persist == 0 {
 		return designErr("design parameter fsync applies only with persist=1: without persistence a crash loses everything")
 	}

@@ -5,9 +5,14 @@ import (
 	"strings"
 )
 
-// lock_replica.go: a Redis primary (node 0) with an asynchronously
-// replicated replica (node 1). Clients use the primary with the single-key
-// rules of lock_redis.go; replication and failover are this file's.
+// lock_replica.go: a Redis primary (node 0) with asynchronously
+// replicated replicas (nodes 1 … replicas=). Clients use the primary with
+// the single-key rules of lock_redis.go; replication and failover are this
+// file's. Each replica holds a copy of the primary as it was at its last
+// catch-up, and the replicas are kept in order of how fresh that copy is
+// (node 1 the freshest: the highest replication offset), so that which of
+// them is the freshest is in the state without a bit of its own, and
+// replicas that differ only by name are one state.
 
 // replicaService is a primary and its replica's words: a Redis node's,
 // with its nodes named by their roles.
@@ -15,11 +20,26 @@ var replicaService = ServiceFacts{
 	Noun: "key", Renewer: "watchdog", Beat: "watchdog",
 	BeatLegend: "watchdog: X renewed its key (X! failed); x = due, but frozen with X (paused)",
 	Frozen:     "'s watchdog is due but frozen with it: no renewal",
-	Node:       "Redis", NodeStory: "the Redis node", Roles: []string{"primary", "replica"},
+	Node:       "Redis", NodeStory: "the Redis node", Roles: []string{"primary", "replica"}, Replicated: true,
 	Acquire: "SET", Refused: "nil", Renew: "renew",
 	Poll:   "SET " + LockKey + " … NX → (nil)",
 	Expiry: "key " + LockKey + " (%s's) expires",
 	Bound:  "TTL",
+}
+
+// replicasApply refuses replicas= and acks= where they cannot act.
+func (d Design) replicasApply() error {
+	switch {
+	case d.Acks > 1 && d.Ack != AckWait:
+		return designErr("design parameter acks applies only with ack=wait (WAIT acks T)")
+	case d.Acks > d.Replicas:
+		return designErr("design parameter acks=%d with replicas=%d: WAIT would wait for more replicas than there are; want acks from 1 to %d", d.Acks, d.Replicas, d.Replicas)
+	case d.Replicas > 1 && d.Partition == PartitionPrimary:
+		return designErr("partition=primary does not apply with replicas=%d (which replicas are cut off with the primary is not modelled); want replicas=1", d.Replicas)
+	case d.Replicas > 1 && d.FsyncTicks > 0 && 2+d.Replicas > MaxNodes:
+		return designErr("design parameter fsync does not apply with replicas=%d: no node slot is left for the primary's append-only file; want replicas from 1 to %d", d.Replicas, MaxNodes-2)
+	}
+	return nil
 }
 
 // replicaActions are replication (while the replica lags) and the failover
@@ -32,14 +52,15 @@ func replicaActions(d *Design, s *State, buf []Action) []Action {
 	if over && d.Ack != AckWait { // with ack=wait the old primary rejoins as the new one's replica
 		return buf
 	}
-	cut := isolated(d, s)
-	if !caughtUp(s) && !cut && !splitBrain(d, s) {
-		buf = append(buf, Action{Kind: ActReplicate})
+	if !isolated(d, s) && !splitBrain(d, s) {
+		for k := lagging(d, s); k <= d.Replicas; k++ {
+			buf = append(buf, Action{Kind: ActReplicate, Arg: uint8(k - 1)})
+		}
 	}
 	if over {
 		return buf
 	}
-	if d.Partition == PartitionPrimary && !cut {
+	if d.Partition == PartitionPrimary && !isolated(d, s) {
 		return buf // with partition=primary, Sentinel fails over when it cannot see the primary
 	}
 	if !nodeFaultAt(d, s, 0) { // node-at=…: only at the primary key's holder's step
@@ -48,38 +69,59 @@ func replicaActions(d *Design, s *State, buf []Action) []Action {
 	return append(buf, Action{Kind: ActFailover})
 }
 
-// caughtUp reports whether the replica has everything the primary has.
-func caughtUp(s *State) bool {
-	p, r := &s.Nodes[0], &s.Nodes[1]
-	return p.Owner == r.Owner && p.Exp == r.Exp && p.Fence == r.Fence
+// lagging is the first replica (1 … replicas) that has not caught up:
+// replicas 1 … lagging−1 all have what the primary has (replicas+1 when
+// every one has). A replica whose copy equals the primary's behind a
+// fresher one that does not is lagging too: its copy is older history
+// that happens to read the same, and catching up moves it to the front.
+func lagging(d *Design, s *State) int {
+	p := &s.Nodes[0]
+	for k := 1; k <= d.Replicas; k++ {
+		if r := &s.Nodes[k]; p.Owner != r.Owner || p.Exp != r.Exp || p.Fence != r.Fence {
+			return k
+		}
+	}
+	return d.Replicas + 1
 }
 
-// ackReturns reports whether client i's WAIT 1 T returns now: the replica
-// has caught up, or has its key and token (what came since is another's);
-// or T ticks have passed since its acquire. A client on an old primary's
-// side of a split brain has no replica left.
+// ackReturns reports whether client i's WAIT acks T returns now: acks=
+// replicas have its acquire (ackCount), or T ticks have passed since its
+// acquire. A client on an old primary's side of a split brain has no
+// replica left.
 func ackReturns(d *Design, s *State, i int) bool {
 	c := &s.Clients[i]
 	if d.AckTimeoutTicks > 0 && int(s.Now) >= int(c.Since)+d.AckTimeoutTicks {
 		return true
 	}
-	return c.Flags&FlagOldSide == 0 && acked(s, i)
+	return ackCount(d, s, i) >= d.Acks
 }
 
-// acked reports whether the replica has client i's acquire.
-func acked(s *State, i int) bool {
-	r := &s.Nodes[1]
-	return caughtUp(s) || (r.Owner == uint8(i+1) && r.Fence >= s.Clients[i].Token)
+// ackCount is how many replicas have client i's acquire: those that have
+// caught up, and those that have its key and token (what came since is
+// another's). WAIT's answer.
+func ackCount(d *Design, s *State, i int) int {
+	if s.Clients[i].Flags&FlagOldSide != 0 {
+		return 0
+	}
+	n := lagging(d, s) - 1
+	for k := n + 1; k <= d.Replicas; k++ {
+		if r := &s.Nodes[k]; r.Owner == uint8(i+1) && r.Fence >= s.Clients[i].Token {
+			n++
+		}
+	}
+	return n
 }
 
-// ack is the return of client i's WAIT 1 T: 1 if the replica has its
-// acquire, 0 after the timeout. Either way the client goes on with the
-// lock: WAIT does not fail the SET, nor roll it back.
+// ack is the return of client i's WAIT acks T: the replicas that have its
+// acquire, acks or more (ResOK), or fewer after the timeout. Either way the
+// client goes on with the lock: WAIT does not fail the SET, nor roll it
+// back.
 func ack(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
-	ev.Result, ev.Value = ResNoop, 0
-	if c.Flags&FlagOldSide == 0 && acked(s, i) {
-		ev.Result, ev.Value = ResOK, 1
+	n := ackCount(d, s, i)
+	ev.Result, ev.Value = ResNoop, uint8(n)
+	if n >= d.Acks {
+		ev.Result = ResOK
 	}
 	c.Take(d, ActAck, Reply{Result: ev.Result}, s.Now)
 }
@@ -100,22 +142,33 @@ func ackBroken(d *Design, s *State, ev *Event) {
 	}
 }
 
-// replicate: the replica catches up with the primary.
-func replicate(s *State, ev *Event) {
-	replicaResync(s)
+// replicate: replica k (Arg+1) catches up with the primary; its copy is
+// now the freshest, so it moves to the front (node 1) and the fresher
+// ones move one back.
+func replicate(s *State, a Action, ev *Event) {
+	k := int(a.Arg) + 1
+	back := s.Nodes[k].Back
+	copy(s.Nodes[2:k+1], s.Nodes[1:k])
+	s.Nodes[1] = s.Nodes[0]
+	s.Nodes[1].Back = back
 	ev.Result, ev.Other = ResOK, s.Nodes[0].Owner
 }
 
-// replicaResync copies the primary to the replica (keeping whether the
+// replicaResync copies the primary to every replica (keeping whether a
 // replica is down).
-func replicaResync(s *State) {
-	back := s.Nodes[1].Back
-	s.Nodes[1] = s.Nodes[0]
-	s.Nodes[1].Back = back
+func replicaResync(d *Design, s *State) {
+	for k := 1; k <= d.Replicas; k++ {
+		back := s.Nodes[k].Back
+		s.Nodes[k] = s.Nodes[0]
+		s.Nodes[k].Back = back
+	}
 }
 
-// failover: the primary dies before replicating and the replica is
-// promoted, with only what it had received (the fence counter too). With
+// failover: the primary dies before replicating and the freshest replica
+// (node 1) is promoted, with only what it had received (the fence counter
+// too); the old primary later rejoins as a replica, resynced from it (it
+// stays node 1), and the other replicas go on from where they were, now
+// behind the new primary. With
 // the primary cut off with some clients (partition=primary), the primary
 // does not die: it keeps answering its side (split brain). The promoted
 // replica becomes node 0, the clients of the other side use it; the old
@@ -180,22 +233,45 @@ func primaryIsolated(d *Design, s *State, i, k int) bool {
 // replica: what it granted meanwhile is gone.
 func rejoin(d *Design, s *State) {
 	if !splitBrain(d, s) {
-		replicaResync(s)
+		replicaResync(d, s)
 	}
 }
 
 func describeAck(d *Design, st *StepRecord) string {
-	cmd := fmt.Sprintf("WAIT 1 %d", d.AckTimeoutTicks*1000)
-	if st.Event.Value == 1 {
+	cmd := fmt.Sprintf("WAIT %d %d → %d", d.Acks, d.AckTimeoutTicks*1000, st.Event.Value)
+	if d.Replicas > 1 {
+		return cmd + describeAcks(d, st)
+	}
+	if st.Event.Result == ResOK {
 		if st.Before.Nodes[0].Owner != st.Action.Client+1 {
-			return cmd + " → 1: the replica has caught up, but its key is gone meanwhile; the acquire returns and it goes on with the lock"
+			return cmd + ": the replica has caught up, but its key is gone meanwhile; the acquire returns and it goes on with the lock"
 		}
-		return cmd + " → 1: the replica has its key; the acquire returns"
+		return cmd + ": the replica has its key; the acquire returns"
 	}
 	if st.Before.Clients[st.Action.Client].Flags&FlagOldSide != 0 {
-		return cmd + fmt.Sprintf(" → 0 after %d ticks: no replica on its side; WAIT rolls nothing back, the acquire returns and it goes on with the lock", d.AckTimeoutTicks)
+		return cmd + fmt.Sprintf(" after %d ticks: no replica on its side; WAIT rolls nothing back, the acquire returns and it goes on with the lock", d.AckTimeoutTicks)
 	}
-	return cmd + fmt.Sprintf(" → 0 after %d ticks: the replica does not have its key yet; WAIT rolls nothing back, the acquire returns and it goes on with the lock", d.AckTimeoutTicks)
+	return cmd + fmt.Sprintf(" after %d ticks: the replica does not have its key yet; WAIT rolls nothing back, the acquire returns and it goes on with the lock", d.AckTimeoutTicks)
+}
+
+// describeAcks is WAIT's answer with several replicas.
+func describeAcks(d *Design, st *StepRecord) string {
+	n := int(st.Event.Value)
+	if st.Event.Result == ResOK {
+		if st.Before.Nodes[0].Owner != st.Action.Client+1 {
+			return fmt.Sprintf(": %d of %d replicas have caught up, but its key is gone meanwhile; the acquire returns and it goes on with the lock", n, d.Replicas)
+		}
+		return fmt.Sprintf(": %d of %d replicas have its key; the acquire returns", n, d.Replicas)
+	}
+	return fmt.Sprintf(" after %d ticks: %d of %d replicas have its key, %d wanted; WAIT rolls nothing back, the acquire returns and it goes on with the lock", d.AckTimeoutTicks, n, d.Replicas, d.Acks)
+}
+
+// othersFollow says that the replicas not promoted go on from their copies.
+func othersFollow(d *Design) string {
+	if d.Replicas == 2 {
+		return "replica 2 follows the new primary from where it was"
+	}
+	return fmt.Sprintf("replicas 2 … %d follow the new primary from where they were", d.Replicas)
 }
 
 // ackBrokenWords names the clients whose WAIT the primary's death broke.
@@ -212,11 +288,24 @@ func ackBrokenWords(ev *Event) string {
 	return "; " + strings.Join(who, ", ") + ": WAIT → error (the primary is gone), the acquire failed, it retries"
 }
 
-func describeReplicate(st *StepRecord) string {
-	return fmt.Sprintf("replica: catches up with the primary (key %s, fence %d)", owner(st.Event.Other), st.After.Nodes[1].Fence)
+func describeReplicate(d *Design, st *StepRecord) string {
+	w := fmt.Sprintf("catches up with the primary (key %s, fence %d)", owner(st.Event.Other), st.After.Nodes[1].Fence)
+	switch k := int(st.Action.Arg) + 1; {
+	case d.Replicas == 1:
+		return "replica: " + w
+	case k == 1:
+		return "replica 1: " + w
+	case k == 2:
+		return "replica 2: " + w + "; its copy is now the freshest: it is replica 1, and replica 1 is replica 2"
+	default:
+		return fmt.Sprintf("replica %d: %s; its copy is now the freshest: it is replica 1, and replicas 1 … %d are 2 … %d", k, w, k-1, k)
+	}
 }
 
-func describeFailover(st *StepRecord) string {
+func describeFailover(d *Design, st *StepRecord) string {
+	if d.Replicas > 1 {
+		return fmt.Sprintf("failover: the primary dies, the freshest replica (replica 1) is promoted (key %s there, fence %d); the old primary comes back as its replica 1, resynced, and %s", owner(st.Event.Value), st.After.Nodes[0].Fence, othersFollow(d)) + ackBrokenWords(&st.Event)
+	}
 	if st.Event.Flags&EvSplit != 0 {
 		return fmt.Sprintf("failover: the replica's side cannot see the primary and promotes the replica (key %s there, fence %d); the old primary keeps answering the clients cut off with it: split brain", owner(st.Event.Value), st.After.Nodes[0].Fence) + ackBrokenWords(&st.Event)
 	}

@@ -85,6 +85,12 @@ func TestBadDesignNames(t *testing.T) {
 		"redis/cad/none/plain,ack=wait":                                                        "ack does not apply to lock redis (it applies to: replica)",
 		"replica/cad/none/plain,ack-timeout=2":                                                 "ack-timeout applies only with ack=wait",
 		"replica/cad/none/plain,ack=later":                                                     "unknown ack \"later\" (allowed: async, wait)",
+		"redis/cad/none/plain,replicas=2":                                                      "replicas does not apply to lock redis (it applies to: replica)",
+		"replica/cad/none/plain,replicas=5":                                                    "replicas=\"5\": want a whole number from 1 to 4",
+		"replica/cad/none/plain,replicas=2,acks=2":                                             "acks applies only with ack=wait",
+		"replica/cad/none/plain,ack=wait,acks=2":                                               "acks=2 with replicas=1: WAIT would wait for more replicas than there are; want acks from 1 to 1",
+		"replica/cad/none/plain,replicas=2,partition=primary,partitions=1":                     "partition=primary does not apply with replicas=2",
+		"replica/cad/rw/max-token,replicas=4,node-crashes=1,persist=1,fsync=1":                 "fsync does not apply with replicas=4: no node slot is left",
 		"redis/cad/rw/max-token,node-crashes=1,fsync=1":                                        "fsync applies only with persist=1",
 		"redlock/cad/none/plain,node-crashes=1,persist=1,fsync=1":                              "fsync does not apply to lock redlock",
 		"redis/cad/none/plain,value=process":                                                   "value=process applies only with jobs ≥ 2",
@@ -239,7 +245,7 @@ func FuzzParseScenario(f *testing.F) {
 		text, _ := scenarioFiles.ReadFile("scenarios/demo" + string(rune('0'+n)) + ".txt")
 		f.Add(string(text))
 	}
-	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "storage-failover-fence", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "sidecar-pause", "sidecar-crash", "everysec-key", "everysec-token", "late-release-process", "late-release-job", "restart", "restart-set-expire", "starvation", "replica-wait-timeout", "etcd-mutex-waiter", "etcd-mutex-no-get", "etcd-mutex-late-unlock", "etcd-mutex-fenced-unlock", "advisory-session-pause", "advisory-xact-pause", "advisory-pool-reentry", "advisory-pool-reset", "advisory-pool-xact", "advisory-keepalive-partition", "lease-pause", "lease-own-duration", "lease-clock-rate", "release-forget-zookeeper", "release-forget-redis", "release-retry", "zookeeper-unprotected", "zookeeper-protected", "attempt-release-job", "attempt-release-acquire", "node-crash-at-read", "abandoned-acquire", "abandoned-acquire-fail", "consul-pause", "consul-delete-index", "bypass-polling"} {
+	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "storage-failover-fence", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "sidecar-pause", "sidecar-crash", "everysec-key", "everysec-token", "late-release-process", "late-release-job", "restart", "restart-set-expire", "starvation", "replica-wait-timeout", "replica-wait-two", "etcd-mutex-waiter", "etcd-mutex-no-get", "etcd-mutex-late-unlock", "etcd-mutex-fenced-unlock", "advisory-session-pause", "advisory-xact-pause", "advisory-pool-reentry", "advisory-pool-reset", "advisory-pool-xact", "advisory-keepalive-partition", "lease-pause", "lease-own-duration", "lease-clock-rate", "release-forget-zookeeper", "release-forget-redis", "release-retry", "zookeeper-unprotected", "zookeeper-protected", "attempt-release-job", "attempt-release-acquire", "node-crash-at-read", "abandoned-acquire", "abandoned-acquire-fail", "consul-pause", "consul-delete-index", "bypass-polling"} {
 		text, _ := scenarioFiles.ReadFile("scenarios/" + n + ".txt")
 		f.Add(string(text))
 	}

@@ -26,9 +26,9 @@ func Describe(d *Design, st *StepRecord) string {
 	case ActTick:
 		return describeTick(d, st)
 	case ActReplicate:
-		return at + describeReplicate(st)
+		return at + describeReplicate(d, st)
 	case ActFailover:
-		return at + describeFailover(st)
+		return at + describeFailover(d, st)
 	case ActNodeCrash:
 		return at + describeNodeCrash(d, st, int(a.Arg))
 	case ActClockJump:

@@ -151,6 +151,8 @@ func ParseStep(d *Design, line string) (Action, int, error) {
 		return Action{}, 0, fmt.Errorf("client %s, but the design has %d clients (A-%s)", ClientName(int(a.Client)), d.Clients, ClientName(d.Clients-1))
 	case a.Kind.hasNode() && int(a.Arg) >= lockNodes(d):
 		return Action{}, 0, fmt.Errorf("node %d, but lock %s has %d node(s)", a.Arg+1, d.Lock, lockNodes(d))
+	case a.Kind.hasReplica() && int(a.Arg) >= d.Replicas:
+		return Action{}, 0, fmt.Errorf("replica %d, but the design has %d replica(s) (replicas=)", a.Arg+1, d.Replicas)
 	case a.Kind.hasGroup() && int(a.Arg) >= partitionGroups(d):
 		return Action{}, 0, fmt.Errorf("partition group %d, but partition=%s has %d group(s)", a.Arg+1, d.Partition, partitionGroups(d))
 	}

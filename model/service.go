@@ -16,7 +16,7 @@ func lockNodes(d *Design) int {
 	case LockRedlock:
 		return d.Nodes
 	case LockReplica:
-		return 2
+		return 1 + d.Replicas
 	}
 	return 1
 }
@@ -199,8 +199,8 @@ func expireKey(d *Design, s *State, k int, ev *Event) {
 	if o == 0 {
 		return
 	}
-	if d.Lock == LockReplica && k == 1 && !splitBrain(d, s) {
-		n.Owner, n.Exp = 0, 0 // the replica's copy: nobody is told
+	if d.Lock == LockReplica && k >= 1 && !splitBrain(d, s) {
+		n.Owner, n.Exp = 0, 0 // a replica's copy: nobody is told
 		return
 	}
 	expiredHeld(s, int(o-1), ev)
@@ -271,7 +271,7 @@ func crashed(d *Design, s *State, i int, old Client) {
 // nodeRestarted is what a node crash means beyond the node itself.
 func nodeRestarted(d *Design, s *State) {
 	if d.Lock == LockReplica {
-		replicaResync(s)
+		replicaResync(d, s)
 	}
 }
 
@@ -330,6 +330,7 @@ type ServiceFacts struct {
 	Node       string   // its one node on the page: "Redis", "etcd", "lock table"
 	NodeStory  string   // its one node in the story: "the Redis node"
 	Roles      []string // nodes named by role ("primary", "replica"): the timeline's lanes
+	Replicated bool     // the last role is replicas= nodes, "replica 1" … when more than one
 	Numbered   bool     // nodes named "node K" (Redlock): the timeline's lanes
 	Acquire    string   // the page's chip of a granted acquire: "SET", "put"
 	Refused    string   // the page's chip of a refused one: "nil", "exists"
@@ -358,15 +359,20 @@ func (f *ServiceFacts) Lanes(d *Design) int {
 	if f.Numbered {
 		return d.Nodes
 	}
+	if f.Replicated {
+		return len(f.Roles) - 1 + d.Replicas
+	}
 	return len(f.Roles)
 }
 
-// NodeLabel is node k's name on a lane or the page: "primary", "node 2",
-// "Redis".
-func (f *ServiceFacts) NodeLabel(k int) string {
+// NodeLabel is design d's node k's name on a lane or the page: "primary",
+// "node 2", "replica 2", "Redis".
+func (f *ServiceFacts) NodeLabel(d *Design, k int) string {
 	switch {
 	case f.Numbered:
 		return "node " + strconv.Itoa(k+1)
+	case f.Replicated && k >= len(f.Roles)-1 && d.Replicas > 1:
+		return f.Roles[len(f.Roles)-1] + " " + strconv.Itoa(k-len(f.Roles)+2)
 	case k < len(f.Roles):
 		return f.Roles[k]
 	}
@@ -458,7 +464,9 @@ func expiryWords(d *Design, i int) string {
 func nodeName(d *Design, k int) string {
 	switch f := Service(d.Lock); {
 	case f.Numbered:
-		return f.NodeLabel(k)
+		return f.NodeLabel(d, k)
+	case f.Replicated && k >= 1 && d.Replicas > 1:
+		return f.NodeLabel(d, k)
 	case k < len(f.Roles):
 		return "the " + f.Roles[k]
 	}

@@ -139,7 +139,7 @@ func Init(d *Design) State {
 		s.Clients[i].Phase = first
 	}
 	if d.Lock == LockReplica {
-		s.Nodes[1] = s.Nodes[0]
+		replicaResync(d, &s)
 	}
 	if k := diskNode(d); k >= 0 {
 		fsync(s.Nodes[0], &s.Nodes[k])

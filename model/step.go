@@ -40,7 +40,7 @@ const (
 	ActCounterCrash                      // fault: the external fencing counter's node crashes and restarts empty
 	ActHang                              // fault: the client's worker hangs for good; a watchdog thread of its own (watchdog=thread) goes on renewing
 	ActRestart                           // fault: the client crashes and restarts at once, a new process running its job again
-	ActAck                               // ack=wait: WAIT 1 T returns (the replica has the key, or the timeout passed)
+	ActAck                               // ack=wait: WAIT acks T returns (acks replicas have the key, or the timeout passed)
 	numActionKinds
 )
 
@@ -48,10 +48,11 @@ const (
 type argKind uint8
 
 const (
-	argNone  argKind = iota
-	argTicks         // a length in ticks, 1 … MaxWaitTicks
-	argNode          // a lock node, written 1 … MaxNodes, stored from 0
-	argGroup         // a partition group, written 1 … MaxNodes, stored from 0
+	argNone    argKind = iota
+	argTicks           // a length in ticks, 1 … MaxWaitTicks
+	argNode            // a lock node, written 1 … MaxNodes, stored from 0
+	argGroup           // a partition group, written 1 … MaxNodes, stored from 0
+	argReplica         // a replica, written 2 … MaxNodes−1 after the word, stored from 0; replica 1 (0) is the bare word
 )
 
 // actionFacts are the facts about one kind of action, in one table: its
@@ -80,7 +81,7 @@ var actionTable = [numActionKinds]actionFacts{
 	ActSlow:      {"slow", true, true, argNone},
 	ActCrash:     {"crash", true, true, argNone},
 	ActDelay:     {"delay", true, true, argTicks},
-	ActReplicate: {"replicate", false, false, argNone},
+	ActReplicate: {"replicate", false, false, argReplica},
 	ActFailover:  {"failover", false, true, argNone},
 	ActNodeCrash: {"node-crash", false, true, argNode},
 	ActClockJump: {"clock-jump", false, true, argNode},
@@ -115,6 +116,9 @@ func (k ActionKind) ByClient() bool { return k < numActionKinds && actionTable[k
 func (k ActionKind) hasTicks() bool { return k < numActionKinds && actionTable[k].arg == argTicks }
 func (k ActionKind) hasNode() bool  { return k < numActionKinds && actionTable[k].arg == argNode }
 func (k ActionKind) hasGroup() bool { return k < numActionKinds && actionTable[k].arg == argGroup }
+func (k ActionKind) hasReplica() bool {
+	return k < numActionKinds && actionTable[k].arg == argReplica
+}
 
 // isRequest reports whether a client step is a request to the lock service
 // or the storage (one that the network can delay or lose the reply of).
@@ -137,10 +141,13 @@ type Action struct {
 func ClientName(i int) string { return string(rune('A' + i)) }
 
 // String is the action in scenario-file words: "tick", "A acquire",
-// "B pause 14", "failover", "node-crash 2" (nodes count from 1).
+// "B pause 14", "failover", "node-crash 2" (nodes count from 1),
+// "replicate 2" ("replicate": replica 1).
 func (a Action) String() string {
 	k := a.Kind
 	switch {
+	case k.hasReplica() && a.Arg > 0:
+		return k.String() + " " + strconv.Itoa(int(a.Arg)+1)
 	case !k.ByClient() && k.hasNode():
 		return k.String() + " " + strconv.Itoa(int(a.Arg)+1)
 	case !k.ByClient():
@@ -194,6 +201,14 @@ func ParseAction(s string) (Action, error) {
 	}
 	args := f[verbAt+1:]
 	needArg := a.Kind.hasTicks() || a.Kind.hasNode() || a.Kind.hasGroup()
+	if a.Kind.hasReplica() && len(args) == 1 {
+		n, err := strconv.Atoi(args[0])
+		if err != nil || n < 1 || n > MaxNodes-1 {
+			return Action{}, fmt.Errorf("action %q: replica %q: want 1 to %d", clip(s), clip(args[0]), MaxNodes-1)
+		}
+		a.Arg = uint8(n - 1)
+		return a, nil
+	}
 	if !needArg {
 		if len(args) != 0 {
 			return Action{}, fmt.Errorf("action %q: %s takes no argument", clip(s), a.Kind)
@@ -498,7 +513,7 @@ func StepTo(d *Design, s *State, a Action, ev *Event) {
 	case ActTick:
 		tick(d, s, ev)
 	case ActReplicate:
-		replicate(s, ev)
+		replicate(s, a, ev)
 	case ActFailover:
 		failover(d, s, ev)
 	case ActNodeCrash:

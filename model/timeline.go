@@ -196,7 +196,7 @@ func whyRows(d *Design, cols []tickCol) ([]tlRow, []string) {
 		if d.Lock == LockRedlock {
 			legend = append(legend, fmt.Sprintf("node k: who holds %s on Redlock node k, in order within a tick (· nobody, ↓ node down); the lock is held with %d of %d", LockKey, majority(d), d.Nodes))
 		} else {
-			legend = append(legend, fmt.Sprintf("primary, replica: who holds %s on each node, in order within a tick (· nobody, ↓ node down)", LockKey))
+			legend = append(legend, fmt.Sprintf("%s: who holds %s on each node, in order within a tick (· nobody, ↓ node down)", laneNames(d), LockKey))
 		}
 	}
 
@@ -269,7 +269,16 @@ func storageRule(d *Design) string {
 // node for Redlock and for a primary with its replica, none for one node.
 func NodeLanes(d *Design) int { return Service(d.Lock).Lanes(d) }
 
-func laneName(d *Design, k int) string { return Service(d.Lock).NodeLabel(k) }
+// laneNames are the lanes' names, "primary, replica 1, replica 2".
+func laneNames(d *Design) string {
+	names := make([]string, NodeLanes(d))
+	for k := range names {
+		names[k] = laneName(d, k)
+	}
+	return strings.Join(names, ", ")
+}
+
+func laneName(d *Design, k int) string { return Service(d.Lock).NodeLabel(d, k) }
 
 // watchdogRow marks, per tick, each renewal (A; A! when it failed) and
 // each client whose renewal is due while it is paused, its watchdog frozen

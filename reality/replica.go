@@ -148,6 +148,9 @@ func (h *netHold) retarget(from, to string) {
 
 // replicaOK reports whether a replica design can be played.
 func replicaOK(d *model.Design) error {
+	if d.Replicas > 1 {
+		return fmt.Errorf("design %s: one replica is played for real (replicas=%d); set replicas=1", d.Name(), d.Replicas)
+	}
 	if d.Ack == model.AckWait {
 		return fmt.Errorf("design %s: WAIT before the acquire returns (ack=wait) is not played for real yet; set ack=async", d.Name())
 	}

@@ -271,7 +271,7 @@ func lockNodes(d *model.Design) int {
 	return 1
 }
 
-func nodeLabel(d *model.Design, k int) string { return model.Service(d.Lock).NodeLabel(k) }
+func nodeLabel(d *model.Design, k int) string { return model.Service(d.Lock).NodeLabel(d, k) }
 
 // writeInspector writes the inspector: the initial state, then one entry
 // per step, the step at which the page's property breaks flagged.

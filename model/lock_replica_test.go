@@ -1,0 +1,48 @@
+package model
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestReplicasFreshestFirst: a replica that catches up moves to the front
+// (node 1, the freshest), WAIT counts the replicas that have the key, and
+// a failover promotes node 1 while the stalest keeps its old copy.
+func TestReplicasFreshestFirst(t *testing.T) {
+	d, err := ParseDesign("replica/cad/rw/max-token,ack=wait,clients=2,pauses=0,replicas=3,acks=2")
+	require.NoError(t, err)
+	s := Init(&d)
+	require.Equal(t, 4, lockNodes(&d))
+	step := func(a Action) {
+		t.Helper()
+		require.True(t, Enabled(&d, &s, a), "%s at t=%d", a, s.Now)
+		s, _ = Step(&d, s, a)
+	}
+	step(Action{Kind: ActAcquire, Client: A})
+	var got []string
+	for _, a := range Actions(&d, &s, nil) {
+		if a.Kind == ActReplicate {
+			got = append(got, a.String())
+		}
+	}
+	require.Equal(t, []string{"replicate", "replicate 2", "replicate 3"}, got)
+
+	step(Action{Kind: ActReplicate, Arg: 2}) // replica 3 catches up: now replica 1
+	require.Equal(t, uint8(A+1), s.Nodes[1].Owner)
+	require.Equal(t, uint8(0), s.Nodes[2].Owner)
+	require.Equal(t, 2, lagging(&d, &s))
+	require.Equal(t, 1, ackCount(&d, &s, A))
+	require.False(t, Enabled(&d, &s, Action{Kind: ActAck, Client: A}), "WAIT 2 0 returned with one replica")
+
+	step(Action{Kind: ActReplicate, Arg: 1})
+	require.Equal(t, 3, lagging(&d, &s))
+	require.Equal(t, 2, ackCount(&d, &s, A))
+	step(Action{Kind: ActAck, Client: A})
+
+	step(Action{Kind: ActFailover})
+	require.Equal(t, uint8(A+1), s.Nodes[0].Owner, "the freshest replica is promoted")
+	require.Equal(t, uint16(1), s.Nodes[0].Fence)
+	require.Equal(t, uint8(0), s.Nodes[3].Owner, "the stalest keeps its old copy")
+	require.Equal(t, 3, lagging(&d, &s))
+}
