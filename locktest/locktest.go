@@ -10,7 +10,8 @@
 //     Postgres a PostgreSQL server) for each schedule played at once;
 //  2. explores the model of the design your client implements (a Redis
 //     SET NX PX lock released by check-and-delete, with the storage you
-//     name, an etcd lease with a put-if-absent, or a PostgreSQL
+//     name, the same on a Redis primary with a replica that a failover
+//     promotes, an etcd lease with a put-if-absent, or a PostgreSQL
 //     session-level advisory lock) and plays the shortest counterexample of every property the
 //     model breaks and the shortest run of every behaviour it shows (with
 //     a pause alone, and with a pause, a slow job, a crash and a delayed
@@ -127,6 +128,17 @@ const (
 	// pause and slow the job (a crash or a held write is not played on
 	// PostgreSQL).
 	Postgres
+	// Replica is a Redis primary with one replica (asynchronous
+	// replication; each schedule starts its own pair): your client locks
+	// on the primary as on one node, through its proxy; the schedules
+	// also replicate, and fail over, which promotes the replica and
+	// points every client's proxy at it, so that a key not yet copied
+	// is gone (the model's replica/cad/…). The failover kills the
+	// primary and closes your client's connections, as a failover under
+	// Sentinel does: its next call must reconnect (go-redis: MaxRetries
+	// of 1 or more) and finds the promoted replica. Storage as for Redis;
+	// no Key of your own and no LoseReleases.
+	Replica
 )
 
 // Storage is what your job does with the counter it protects.
@@ -271,7 +283,11 @@ func (cfg Config) design(faults bool) string {
 	case TokenOnReadsAndWrites:
 		fence, storage = "rw", "max-token"
 	}
-	s := "redis/cad/" + fence + "/" + storage
+	lock := "redis"
+	if cfg.Service == Replica {
+		lock = "replica"
+	}
+	s := lock + "/cad/" + fence + "/" + storage
 	if fence != "none" {
 		s += ",acquire=incr-after"
 	}
@@ -577,8 +593,12 @@ func (cfg Config) seed() uint64 {
 
 func (cfg Config) check() error {
 	switch {
-	case cfg.Service != Redis && cfg.Service != Etcd && cfg.Service != Postgres:
-		return fmt.Errorf("Config.Service %d: want locktest.Redis, locktest.Etcd or locktest.Postgres", cfg.Service)
+	case cfg.Service < Redis || cfg.Service > Replica:
+		return fmt.Errorf("Config.Service %d: want locktest.Redis, locktest.Etcd, locktest.Postgres or locktest.Replica", cfg.Service)
+	case cfg.Service == Replica && cfg.Key != "":
+		return fmt.Errorf("Config.Key %q with locktest.Replica: want it unset (the key is Target.Key)", clip(cfg.Key))
+	case cfg.Service == Replica && cfg.LoseReleases:
+		return errors.New("Config.LoseReleases with locktest.Replica: not played (a lost request is played on one Redis node only); want it unset")
 	case cfg.Storage < NoFencing || cfg.Storage > TokenOnReadsAndWrites:
 		return fmt.Errorf("Config.Storage %d: want NoFencing, TokenOnWrites or TokenOnReadsAndWrites", cfg.Storage)
 	case cfg.New == nil:

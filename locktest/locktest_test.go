@@ -312,6 +312,8 @@ func badInputs(t *testing.T) []struct {
 		{"clients", locktest.Config{Clients: 7, New: good}, "Config.Clients 7: want 2 or 3"},
 		{"service", locktest.Config{Service: 9, New: good}, "Config.Service 9: want locktest.Redis"},
 		{"renew", locktest.Config{RenewTicks: 12, New: good}, "Config.RenewTicks 12"},
+		{"replica key", locktest.Config{Service: locktest.Replica, Key: "mine", New: good}, "Config.Key \"mine\" with locktest.Replica: want it unset"},
+		{"replica losses", locktest.Config{Service: locktest.Replica, LoseReleases: true, New: good}, "Config.LoseReleases with locktest.Replica: not played"},
 		{"postgres storage", locktest.Config{Service: locktest.Postgres, Storage: locktest.TokenOnWrites, New: good}, "Config.Storage 1 with locktest.Postgres: want NoFencing"},
 		{"postgres renew", locktest.Config{Service: locktest.Postgres, RenewTicks: 3, New: good}, "with locktest.Postgres: not played"},
 		{"postgres parallel", locktest.Config{Service: locktest.Postgres, Parallel: 9, New: good}, "Config.Parallel 9 with locktest.Postgres: want 0 (4) to 8"},

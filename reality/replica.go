@@ -131,19 +131,22 @@ func (rp *replicaPair) stop() {
 	}
 }
 
-// retarget points the proxy for upstream from at to: connections made
-// from now on go there, those open now are closed.
+// retarget points the proxies for upstream from (the shared one, and a
+// user's client's lock proxy of its own) at to: connections made from now
+// on go there, those open now are closed.
 func (h *netHold) retarget(from, to string) {
-	p, ok := h.proxies[from]
-	if !ok {
-		return
+	for _, key := range []string{from, lockProxyKey(from)} {
+		p, ok := h.proxies[key]
+		if !ok {
+			continue
+		}
+		p.mu.Lock()
+		p.upstream = to
+		for c := range p.conns {
+			c.Close()
+		}
+		p.mu.Unlock()
 	}
-	p.mu.Lock()
-	p.upstream = to
-	for c := range p.conns {
-		c.Close()
-	}
-	p.mu.Unlock()
 }
 
 // replicaOK reports whether a replica design can be played.
