@@ -130,6 +130,7 @@ var Entries = []Entry{
 	// storage faults: what breaks fencing itself
 	{"redis/cad/rw/max-token,clients=2,storage-failovers=1", "the storage fails over to a replica that has not seen the highest token"},
 	{"redis/cad/rw/max-token,storage-loses=fence,pause-at=write,ttl=3,clients=2,horizon=16,max-pause=5,storage-failovers=1", "the counter survives a storage failover, the token check's highest token does not"},
+	{"redis/cad/rw/max-token,fence-check=two-step", "the token checked, then the write sent as a second request: a write lands in between, an update is lost"},
 	{"redis/cad/rw/max-token,pauses=0,stale-reads=1", "a read from a lagging storage replica: every token checks out, an update is lost"},
 	{"redis/cad/none/cas,pauses=0,stale-reads=1", "compare-and-set refuses the write after a stale read"},
 	// fencing for every service: an external counter beside Redlock and db

@@ -272,7 +272,7 @@ func actClause(d *model.Design, st *model.StepRecord) string {
 	ev := &st.Event
 	c := name(st.Action.Client)
 	verb := "read the counter"
-	if st.Action.Kind == model.ActWrite || st.Action.Kind == model.ActArrive {
+	if st.Action.Kind == model.ActWrite || st.Action.Kind == model.ActArrive || st.Action.Kind == model.ActApply {
 		verb = fmt.Sprintf("wrote %d", ev.Value)
 	}
 	s := fmt.Sprintf("%s %s at t=%d while the lock was %s", c, verb, ev.Now, keyOwner(ev.Other))
@@ -293,7 +293,10 @@ func storageWords(d *model.Design, st *model.StepRecord) string {
 		return ", and the storage refused it"
 	}
 	before := st.Before.Store
-	write := st.Action.Kind == model.ActWrite || st.Action.Kind == model.ActArrive
+	if st.Action.Kind == model.ActApply {
+		return fmt.Sprintf(" with token %d, which the storage applied unchecked: its token check had passed earlier (fence-check=two-step; highest token seen by now: %d)", ev.Token, before.MaxTok)
+	}
+	write := st.Action.Kind == model.ActWrite || st.Action.Kind == model.ActArrive || st.Action.Kind == model.ActApply
 	tok := ""
 	if ev.Token != 0 && (write && d.Fence != model.FenceNone || d.Fence == model.FenceRW) {
 		tok = fmt.Sprintf(" with token %d", ev.Token)
@@ -383,7 +386,7 @@ func writeStep(run *model.Run, j *model.Job) *model.StepRecord {
 		return nil
 	}
 	st := &run.Steps[j.ReturnSeq-1]
-	if st.Action.Kind != model.ActWrite && st.Action.Kind != model.ActArrive {
+	if st.Action.Kind != model.ActWrite && st.Action.Kind != model.ActArrive && st.Action.Kind != model.ActApply {
 		return nil
 	}
 	return st

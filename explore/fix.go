@@ -125,6 +125,10 @@ func protectionOf(ch Change) Protection {
 	switch ch.Key {
 	case "storage", "fence", "counter", "tx":
 		return ProtectStorage
+	case "fence-check":
+		if ch.To == "atomic" {
+			return ProtectStorage // the storage checks the token at the write itself
+		}
 	case "lock":
 		if ch.To == "db" {
 			return ProtectStorage // the work runs in the database's own transaction
@@ -1027,6 +1031,14 @@ var knobs = []knob{
 				return 2, "replicate the counter's row synchronously, the token check's state apart and asynchronously"
 			}
 			return 1, "replicate the token check's state with the counter's row, asynchronously (a failover loses recent writes and tokens alike)"
+		}),
+	wordKnob("fence-check", words(func(i int) model.FenceCheck { return model.FenceCheck(i) }),
+		func(d *model.Design) string { return d.FenceCheck.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "atomic" {
+				return 1, "check the token and write in one step (one Lua script, one UPDATE … WHERE): no write lands between the check and the write"
+			}
+			return 1, "check the token in one request and write in a second (SELECT max_token, then an unconditional UPDATE)"
 		}),
 	wordKnob("session-check", words(func(i int) model.SessionCheck { return model.SessionCheck(i) }),
 		func(d *model.Design) string { return d.SessionCheck.String() },

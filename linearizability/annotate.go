@@ -106,7 +106,7 @@ func runAnnotations(r *model.Run) []porcupine.Annotation {
 			point(c, seq, "slow job", model.Describe(d, st), colPause)
 		case model.ActCrash:
 			point(c, seq, "crashed", model.Describe(d, st), colCrash)
-		case model.ActRead, model.ActWrite:
+		case model.ActRead, model.ActWrite, model.ActApply:
 			if ev.Flags&model.EvUnsafe != 0 {
 				point(c, seq, "✗ "+a.Kind.String()+" without the key", model.Describe(d, st), colUnsafe)
 			}

@@ -14,9 +14,10 @@ import (
 type storageCall struct {
 	Client  int
 	Write   bool
-	Token   int // token sent (0: none)
-	Value   int // write: the value written
-	Version int // write: the version the client read (storage=cas)
+	Check   bool // fence-check=two-step: a write's token check (Write too), the write itself a later call
+	Token   int  // token sent (0: none)
+	Value   int  // write: the value written
+	Version int  // write: the version the client read (storage=cas)
 	// Not part of the storage's spec: where the request stands with the
 	// lock, for descriptions and Disagreements.
 	Holder int // the key's holder when the storage answered, -1 nobody
@@ -78,6 +79,9 @@ func storageSpec(mode model.StorageMode, st storageState, c storageCall) (bool, 
 				return false, st
 			}
 			next.MaxTok = max(st.MaxTok, tok)
+		}
+		if c.Check { // the check records the token and writes nothing
+			return true, next
 		}
 	case model.StorageCondUpdate:
 		if tok != 0 {
@@ -192,6 +196,8 @@ func describeStorageOp(mode model.StorageMode, c storageCall, r storageReturn) s
 	switch {
 	case !r.Accepted:
 		s += refusalText(mode, c.Token, r.MaxTok)
+	case c.Check:
+		s += "passed"
 	case c.Write:
 		s += "accepted"
 	default:
@@ -201,6 +207,9 @@ func describeStorageOp(mode model.StorageMode, c storageCall, r storageReturn) s
 }
 
 func requestText(c storageCall) string {
+	if c.Check {
+		return fmt.Sprintf("token check for write %d%s", c.Value, tokenNote(c.Token))
+	}
 	if c.Write {
 		return fmt.Sprintf("write %d%s", c.Value, tokenNote(c.Token))
 	}
@@ -250,14 +259,21 @@ func storageHistory(r *model.Run) []porcupine.Operation {
 		// that a partition kept from the storage, nor the step that sent
 		// a held one
 		kind := model.RequestKind(&r.Design, st)
+		// fence-check=two-step: the write's token check is a call of its
+		// own (a refused one a refused write), the apply the write, held
+		// to the spec as any write
+		check := kind == model.ActWrite && r.Design.FenceCheck == model.FenceCheckTwoStep
+		if kind == model.ActApply {
+			kind = model.ActWrite
+		}
 		if (kind != model.ActRead && kind != model.ActWrite) || a.Kind == model.ActDelay || st.Event.Result == model.ResUnreachable {
 			continue
 		}
 		ev := &st.Event
 		i := int(a.Client)
-		call := storageCall{Client: i, Write: kind == model.ActWrite, Token: int(ev.Token),
+		call := storageCall{Client: i, Write: kind == model.ActWrite, Check: check, Token: int(ev.Token),
 			Holder: int(ev.Other) - 1, Tick: int(ev.Now)}
-		ret := storageReturn{Accepted: ev.Result == model.ResAccepted}
+		ret := storageReturn{Accepted: ev.Result == model.ResAccepted || check && ev.Result == model.ResOK}
 		if call.Write {
 			call.Value, call.Version = int(ev.Value), int(st.Before.Clients[i].Version)
 		} else if ret.Accepted {
@@ -342,9 +358,11 @@ func possessive(c storageCall) string {
 }
 
 func storageCounts(ops []porcupine.Operation) string {
-	reads, writes, rejected := 0, 0, 0
+	reads, writes, checks, rejected := 0, 0, 0, 0
 	for _, op := range ops {
-		if op.Input.(storageCall).Write {
+		if c := op.Input.(storageCall); c.Check {
+			checks++
+		} else if c.Write {
 			writes++
 		} else {
 			reads++
@@ -352,6 +370,9 @@ func storageCounts(ops []porcupine.Operation) string {
 		if !op.Output.(storageReturn).Accepted {
 			rejected++
 		}
+	}
+	if checks > 0 {
+		return fmt.Sprintf("%s, %s, %s, %d rejected", plural(reads, "read", "reads"), plural(checks, "token check", "token checks"), plural(writes, "write", "writes"), rejected)
 	}
 	return fmt.Sprintf("%s, %s, %d rejected", plural(reads, "read", "reads"), plural(writes, "write", "writes"), rejected)
 }

@@ -53,6 +53,7 @@ var phaseAction = [numPhases]ActionKind{
 	PhaseDel:     ActDel,
 	PhaseReenter: ActAcquire,
 	PhaseAck:     ActAck,
+	PhaseApply:   ActApply,
 }
 
 // Next is the kind of the client's next step of its own, whether or not it
@@ -105,8 +106,8 @@ func (c *Client) take(d *Design, k ActionKind, r Reply, now uint8) Taken {
 		return Taken{Flags: EvGiveUp}
 	case ActRead:
 		c.takeRead(d, r, now)
-	case ActWrite:
-		c.takeWrite(d, r)
+	case ActWrite, ActApply:
+		c.takeWrite(d, k, r)
 	case ActRelease, ActDel:
 		if k == ActRelease && d.Release == ReleaseGetDel && c.Phase == PhaseRelease && r.Result == ResOK {
 			// the GET of get-del: the DEL follows, if the key was its own
@@ -166,7 +167,7 @@ func (c *Client) stopWorker() uint16 {
 		return 0
 	}
 	switch c.Phase {
-	case PhaseIncr, PhaseExpire, PhaseRead, PhaseWrite:
+	case PhaseIncr, PhaseExpire, PhaseRead, PhaseWrite, PhaseApply:
 		c.Phase = PhaseRelease
 		c.Flags &^= FlagChecked
 		if c.Flags&FlagPaused == 0 { // its work (or a retry's wait) is cancelled with it
@@ -356,11 +357,16 @@ func (c *Client) takeRead(d *Design, r Reply, now uint8) {
 }
 
 // takeWrite: the storage answered the job's write (or the write held in
-// the network arrived).
-func (c *Client) takeWrite(d *Design, r Reply) {
+// the network arrived); with fence-check=two-step, the write's token check
+// (k is ActWrite) or the write applied after it (ActApply).
+func (c *Client) takeWrite(d *Design, k ActionKind, r Reply) {
 	c.Flags &^= FlagChecked
 	if r.Result == ResUnreachable { // cut off: its retries fail until the partition heals
 		c.Ready = c.Cut
+		return
+	}
+	if k == ActWrite && d.FenceCheck == FenceCheckTwoStep && r.Result == ResOK {
+		c.Phase = PhaseApply // the check passed: the write follows
 		return
 	}
 	c.Phase = PhaseRelease

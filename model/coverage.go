@@ -26,7 +26,7 @@ func (p Phase) String() string {
 var phaseWords = [numPhases]string{
 	PhaseIncr: "incr", PhaseAcquire: "acquire", PhaseExpire: "expire", PhaseRead: "read", PhaseWrite: "write",
 	PhaseArrive: "arrive", PhaseRelease: "release", PhaseDel: "del", PhaseReenter: "reenter", PhaseAck: "wait",
-	PhaseDone: "done", PhaseCrashed: "crashed",
+	PhaseApply: "apply", PhaseDone: "done", PhaseCrashed: "crashed",
 }
 
 // CoverageWord is k's word in a coverage table: its String, but a client's
@@ -67,6 +67,7 @@ func PossibleKinds(d *Design) uint64 {
 	on(ActReplicate, d.Lock == LockReplica)
 	on(ActStorageSync, storageFaults(d))
 	on(ActAck, d.Ack == AckWait)
+	on(ActApply, twoStep(d))
 	on(ActPause, d.Pauses > 0)
 	on(ActSlow, d.SlowJobs > 0)
 	on(ActCrash, d.Crashes > 0)
@@ -105,6 +106,7 @@ func PossiblePhases(d *Design) uint64 {
 	on(PhaseDel, d.Release == ReleaseGetDel)
 	on(PhaseReenter, d.Reenter != ReenterNone)
 	on(PhaseAck, d.Ack == AckWait)
+	on(PhaseApply, twoStep(d))
 	on(PhaseDone, true)
 	on(PhaseCrashed, d.Crashes > 0 || d.Hangs > 0)
 	return p

@@ -310,3 +310,66 @@ func TestStorageLosesOnlyTheFence(t *testing.T) {
 	fo = r.Steps[len(r.Steps)-4]
 	require.Equal(t, uint8(0), fo.After.Store.Counter, "the replica had not received B's write")
 }
+
+// fence-check=two-step: the story's A passes its token check at t=3 and
+// writes at t=15, after B's check and write with token 2: its write lands
+// unchecked and an update is lost. The same schedule with the check and
+// the write as one step (every write dropped, every apply a write: A
+// pauses before its write) has A's token refused at t=15.
+func TestTwoStepFenceLetsTheLateWriteIn(t *testing.T) {
+	dm, err := LoadDemo("two-step-fence")
+	require.NoError(t, err)
+	d := dm.Scenario.Design
+	require.Equal(t, FenceCheckTwoStep, d.FenceCheck)
+	r, err := Replay(&d, dm.Scenario.Trace)
+	require.NoError(t, err)
+	last := &r.Steps[len(r.Steps)-2]
+	require.Equal(t, Action{Kind: ActApply, Client: 0}, last.Action)
+	require.Equal(t, ResAccepted, last.Event.Result)
+	require.Equal(t, uint16(2), last.Before.Store.MaxTok, "B's token 2 was seen before A's write")
+	require.NotZero(t, last.Event.Flags&EvUnsafe)
+	require.Equal(t, uint8(1), last.After.Store.Counter)
+	require.Equal(t, uint8(2), last.After.Store.Accepted)
+
+	d.FenceCheck = FenceCheckAtomic
+	var atomic []Action
+	for _, a := range dm.Scenario.Trace {
+		switch a.Kind {
+		case ActWrite:
+			continue
+		case ActApply:
+			a.Kind = ActWrite
+		}
+		atomic = append(atomic, a)
+	}
+	r, err = Replay(&d, atomic)
+	require.NoError(t, err)
+	late := &r.Steps[len(r.Steps)-2]
+	require.Equal(t, Action{Kind: ActWrite, Client: 0}, late.Action)
+	require.Equal(t, ResRejected, late.Event.Result, "checked at the write, token 1 < 2 is refused")
+	end := r.Steps[len(r.Steps)-1].After.Store
+	require.Equal(t, uint8(1), end.Counter)
+	require.Equal(t, uint8(1), end.Accepted)
+}
+
+// A client between its token check and its write holds the lock in its
+// own eyes: it is in its critical section, not inside a lock request
+// (bypass counts only those, fairness.go's trying), and a failed renewal
+// (renew-fail=stop) gives the job up before the write.
+func TestApplyPhaseIsInsideTheCriticalSection(t *testing.T) {
+	d, err := ParseDesign("redis/cad/rw/max-token,fence-check=two-step,clients=2,bypass=1")
+	require.NoError(t, err)
+	c := Client{Phase: PhaseApply, Flags: FlagBelieves | FlagStarted, Token: 1}
+	require.True(t, c.Live())
+	require.True(t, c.InCriticalSection())
+	require.False(t, trying(&d, &c))
+	require.Equal(t, ActApply, c.Next(&d))
+	c.Flags &^= FlagBelieves // even one that no longer believes is not asking for the lock
+	require.False(t, trying(&d, &c))
+
+	d, err = ParseDesign("redis/cad/rw/max-token,fence-check=two-step,renew=3,renew-fail=stop")
+	require.NoError(t, err)
+	c = Client{Phase: PhaseApply, Flags: FlagBelieves | FlagStarted, Token: 1}
+	require.Equal(t, EvGiveUp, c.stopWorker())
+	require.Equal(t, PhaseRelease, c.Phase)
+}

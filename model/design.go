@@ -331,6 +331,22 @@ const (
 	numStorageLosses
 )
 
+// FenceCheck is how a token-checking storage (max-token, max-write)
+// applies its fencing check to a write (storage.go).
+type FenceCheck uint8
+
+const (
+	// FenceCheckAtomic: the token is checked and the counter written in
+	// one step (a Lua script, one UPDATE … WHERE): nothing lands between.
+	FenceCheckAtomic FenceCheck = iota
+	// FenceCheckTwoStep: the check (SELECT max_token, compare, record the
+	// token) is one request and the write a second, unconditional one
+	// (PhaseApply, ActApply): another client's write can land between
+	// them, and a holder paused there writes on a check it passed before.
+	FenceCheckTwoStep
+	numFenceChecks
+)
+
 // WatchdogStop is when the watchdog is stopped at the release (renew=k).
 type WatchdogStop uint8
 
@@ -463,6 +479,8 @@ type Design struct {
 	Ack         AckMode // replica: WAIT for the replica before the acquire returns
 	// storage-failovers=1: what the promoted storage replica lacks
 	StorageLoses StorageLoss
+	// max-token, max-write: the token check and the write in one step or two
+	FenceCheck FenceCheck
 	// etcd-mutex: what Lock does once its predecessors are deleted
 	SessionCheck SessionCheck
 	// lease: the lease duration a candidate judges expiry by
@@ -646,6 +664,10 @@ var (
 		"storage-failovers: the promoted replica lacks what it had not received, accepted writes and the highest token alike (default)",
 		"storage-failovers: the counter's row is replicated synchronously; only a token check kept apart from it (max-token, max-write) loses its last updates; cond-update's last_token and cas's version are in the row and survive",
 	}}
+	fenceCheckAxis = axis{"fence-check", []string{"atomic", "two-step"}, []string{
+		"max-token, max-write: the token is checked and the counter written in one step (default)",
+		"max-token, max-write: the check (SELECT max_token, compare, record) and the unconditional write are two requests: another write can land between them",
+	}}
 	ackAxis = axis{"ack", []string{"async", "wait"}, []string{
 		"replica: the acquire returns once the primary has the key (default)",
 		"replica: WAIT acks T after the acquire: it returns once acks= replicas have the key, or after ack-timeout ticks (then it goes on anyway: WAIT rolls nothing back)",
@@ -745,6 +767,7 @@ var wordParams = []wordParam{
 	{releaseFailAxis, func(d *Design) *uint8 { return (*uint8)(&d.ReleaseFail) }, []LockKind{LockRedis, LockReplica, LockEtcd, LockZooKeeper}, false},
 	{ackAxis, func(d *Design) *uint8 { return (*uint8)(&d.Ack) }, []LockKind{LockReplica}, false},
 	{storageLosesAxis, func(d *Design) *uint8 { return (*uint8)(&d.StorageLoses) }, nil, false},
+	{fenceCheckAxis, func(d *Design) *uint8 { return (*uint8)(&d.FenceCheck) }, nil, false},
 	{sessionCheckAxis, func(d *Design) *uint8 { return (*uint8)(&d.SessionCheck) }, []LockKind{LockEtcdMutex}, false},
 	{durationAxis, func(d *Design) *uint8 { return (*uint8)(&d.Duration) }, []LockKind{LockLease}, false},
 	{levelAxis, func(d *Design) *uint8 { return (*uint8)(&d.Level) }, []LockKind{LockAdvisory}, false},
@@ -890,6 +913,7 @@ func (m ReleaseFailMode) String() string {
 }
 func (m AckMode) String() string       { return word(ackAxis, int(m)) }
 func (m StorageLoss) String() string   { return word(storageLosesAxis, int(m)) }
+func (m FenceCheck) String() string    { return word(fenceCheckAxis, int(m)) }
 func (m PartitionMode) String() string { return word(partitionAxis, int(m)) }
 func (p Place) String() string         { return word(pauseAtAxis, int(p)) }
 func (m AbandonMode) String() string   { return word(abandonAxis, int(m)) }
@@ -1070,6 +1094,9 @@ func (d Design) Validate() error {
 		return err
 	}
 	if err := d.bypassApplies(); err != nil {
+		return err
+	}
+	if err := d.fenceCheckApplies(); err != nil { // storage.go
 		return err
 	}
 	return d.faultsApply()

@@ -269,7 +269,7 @@ var Grace = Property{"grace", Always,
 			return false
 		}
 		switch ev.Action.Kind {
-		case ActRead, ActWrite, ActArrive, ActStaleRead:
+		case ActRead, ActWrite, ActArrive, ActStaleRead, ActApply:
 		default:
 			return false
 		}

@@ -71,6 +71,14 @@ func TestBadDesignNames(t *testing.T) {
 		"db/cad/none/plain,stale-reads=1":            "storage-failovers and stale-reads do not apply to lock db",
 		"redis/cad/rw/max-token,storage-loses=fence": "storage-loses=fence applies only with storage-failovers=1",
 		"redis/cad/rw/max-token,storage-failovers=1,stale-reads=1,storage-loses=fence":         "storage-loses=fence does not apply with stale-reads",
+		"redis/cad/rw/cond-update,fence-check=two-step":                                        "fence-check=two-step applies only to storage max-token or max-write (allowed for cond-update: atomic)",
+		"redis/cad/none/cas,fence-check=two-step":                                              "fence-check=two-step applies only to storage max-token or max-write (allowed for cas: atomic)",
+		"redis/cad/rw/plain,fence-check=two-step":                                              "fence-check=two-step applies only to storage max-token or max-write (allowed for plain: atomic)",
+		"redis/cad/none/max-token,fence-check=two-step":                                        "fence-check=two-step needs fence=write or rw",
+		"redis/cad/rw/max-token,fence-check=two-step,losses=1,timeout=3":                       "fence-check=two-step does not apply with timeout=3",
+		"redis/cad/rw/max-token,fence-check=two-step,delays=1":                                 "fence-check=two-step does not apply with delays at the write (delay-at=any)",
+		"redis/cad/rw/max-token,fence-check=two-step,delays=1,delay-at=write":                  "fence-check=two-step does not apply with delays at the write (delay-at=write)",
+		"redis/cad/rw/max-token,fence-check=2":                                                 `unknown fence-check "2" (allowed: atomic, two-step)`,
 		"redlock/cad/none/plain,counter=external":                                              "counter=external needs fence=write or rw",
 		"db/cad/write/max-token,counter=external":                                              "counter=external does not apply to db with tx=inside",
 		"redis/cad/rw/max-token,counter=external":                                              "counter does not apply to lock redis",
@@ -199,7 +207,7 @@ func FuzzParseDesign(f *testing.F) {
 		"redlock/cad/none/plain,partition=minority,clients=2,partitions=2", "replica/cad/none/plain,partition=primary,partitions=1",
 		"redis/del/none/plain,losses=1,timeout=3,lose-at=release", "redis/cad/none/plain,check=validity,pause-at=check,client-jumps=1,client-jump=-7",
 		"redis/cad/none/plain,delays=1,delay-at=acquire,timeout=2", "db/cad/none/plain,partition=storage,partitions=1", "redis/cad/none/plain,crash-at=expire",
-		"redis/cad/rw/max-token,storage-failovers=1", "redis/cad/rw/max-token,storage-failovers=1,storage-loses=fence", "redis/cad/none/cas,stale-reads=2", "db/cad/none/plain,stale-reads=1", "redis/cad/rw/max-token,storage-failovers=2",
+		"redis/cad/rw/max-token,storage-failovers=1", "redis/cad/rw/max-token,storage-failovers=1,storage-loses=fence", "redis/cad/rw/max-token,fence-check=two-step", "redis/cad/write/max-write,fence-check=two-step,crashes=1", "redis/cad/rw/cas,fence-check=two-step", "redis/cad/rw/max-token,fence-check=two-step,delays=1,delay-at=read", "redis/cad/none/cas,stale-reads=2", "db/cad/none/plain,stale-reads=1", "redis/cad/rw/max-token,storage-failovers=2",
 		"redlock/cad/rw/max-token,counter=external,counter-crashes=1", "db/cad/write/cond-update,tx=outside,counter=external", "redlock/cad/none/plain,counter=service", "redlock/cad/none/plain,renew=3,quorum=all", "redis/cad/none/plain,lock-delay=8", "etcd/cad/none/plain,lock-delay=5,renew=3", "zookeeper/cad/none/plain,lock-delay=3",
 		"redis/cad/none/plain,watchdog=thread,renew=3,hangs=1", "redis/cad/none/plain,watchdog=thread", "redis/cad/none/plain,hangs=1",
 		"lease/cad/none/plain,renew=2", "lease/cad/rw/max-token,renew=2,duration=own,lease-b=5,deadline-b=3", "lease/cad/none/plain,renew=2,rate-b=50,client-jumps=1", "lease/cad/none/plain", "lease/cad/none/plain,renew=2,deadline=2",
@@ -245,7 +253,7 @@ func FuzzParseScenario(f *testing.F) {
 		text, _ := scenarioFiles.ReadFile("scenarios/demo" + string(rune('0'+n)) + ".txt")
 		f.Add(string(text))
 	}
-	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "storage-failover-fence", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "sidecar-pause", "sidecar-crash", "everysec-key", "everysec-token", "late-release-process", "late-release-job", "restart", "restart-set-expire", "starvation", "replica-wait-timeout", "replica-wait-two", "etcd-mutex-waiter", "etcd-mutex-no-get", "etcd-mutex-late-unlock", "etcd-mutex-fenced-unlock", "advisory-session-pause", "advisory-xact-pause", "advisory-pool-reentry", "advisory-pool-reset", "advisory-pool-xact", "advisory-keepalive-partition", "lease-pause", "lease-own-duration", "lease-clock-rate", "release-forget-zookeeper", "release-forget-redis", "release-retry", "zookeeper-unprotected", "zookeeper-protected", "attempt-release-job", "attempt-release-acquire", "node-crash-at-read", "abandoned-acquire", "abandoned-acquire-fail", "consul-pause", "consul-delete-index", "bypass-polling"} {
+	for _, n := range []string{"redlock-partition", "split-brain", "lost-release", "resent-write", "client-clock", "acquire-reply-delay", "storage-failover", "storage-failover-fence", "two-step-fence", "stale-read", "lock-delay", "redlock-counter", "redlock-renew", "hung-worker", "sidecar-pause", "sidecar-crash", "everysec-key", "everysec-token", "late-release-process", "late-release-job", "restart", "restart-set-expire", "starvation", "replica-wait-timeout", "replica-wait-two", "etcd-mutex-waiter", "etcd-mutex-no-get", "etcd-mutex-late-unlock", "etcd-mutex-fenced-unlock", "advisory-session-pause", "advisory-xact-pause", "advisory-pool-reentry", "advisory-pool-reset", "advisory-pool-xact", "advisory-keepalive-partition", "lease-pause", "lease-own-duration", "lease-clock-rate", "release-forget-zookeeper", "release-forget-redis", "release-retry", "zookeeper-unprotected", "zookeeper-protected", "attempt-release-job", "attempt-release-acquire", "node-crash-at-read", "abandoned-acquire", "abandoned-acquire-fail", "consul-pause", "consul-delete-index", "bypass-polling"} {
 		text, _ := scenarioFiles.ReadFile("scenarios/" + n + ".txt")
 		f.Add(string(text))
 	}

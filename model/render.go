@@ -138,6 +138,8 @@ func describeClientStep(d *Design, st *StepRecord) string {
 		return describeRead(d, st, unsafeNote(d, ev))
 	case ActWrite:
 		return describeWrite(d, st, unsafeNote(d, ev))
+	case ActApply:
+		return describeApply(st, unsafeNote(d, ev))
 	case ActRelease, ActDel:
 		return describeRelease(d, st)
 	}

@@ -230,13 +230,13 @@ func recordJob(d *Design, open []int, hist *[]Job, st *StepRecord) {
 		if ev.Result == ResRejected {
 			end(OutcomeFailed)
 		}
-	case ActWrite:
+	case ActWrite, ActApply:
 		if j == nil {
 			return
 		}
 		j.Wrote, j.Token = int(ev.Value), int(ev.Token)
 		switch {
-		case ev.Result == ResOK: // db: buffered until COMMIT
+		case ev.Result == ResOK: // db: buffered until COMMIT; fence-check=two-step: the check passed, the apply follows
 		case ev.Result != ResAccepted:
 			end(OutcomeFailed)
 		case st.Before.Clients[i].Flags&FlagLost != 0:

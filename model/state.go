@@ -20,6 +20,7 @@ const (
 	PhaseDel                  // next: the DEL of get-del
 	PhaseReenter              // next: the nested acquire before the write (reenter=nx|owner)
 	PhaseAck                  // next: WAIT for the replica (ack=wait); the acquire has not returned yet
+	PhaseApply                // next: the write, its token check passed (fence-check=two-step)
 	PhaseDone                 // job finished
 	PhaseCrashed              // crashed for good
 	numPhases

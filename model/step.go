@@ -41,6 +41,7 @@ const (
 	ActHang                              // fault: the client's worker hangs for good; a watchdog thread of its own (watchdog=thread) goes on renewing
 	ActRestart                           // fault: the client crashes and restarts at once, a new process running its job again
 	ActAck                               // ack=wait: WAIT acks T returns (acks replicas have the key, or the timeout passed)
+	ActApply                             // fence-check=two-step: the write, applied after its token check passed
 	numActionKinds
 )
 
@@ -96,6 +97,7 @@ var actionTable = [numActionKinds]actionFacts{
 	ActHang:            {"hang", true, true, argNone},
 	ActRestart:         {"restart", true, true, argNone},
 	ActAck:             {"wait", true, false, argNone},
+	ActApply:           {"apply", true, false, argNone},
 }
 
 func (k ActionKind) String() string {
@@ -586,6 +588,8 @@ func clientStep(d *Design, s *State, a Action, ev *Event) {
 		renew(d, s, i, ev)
 	case ActAck:
 		ack(d, s, i, ev)
+	case ActApply:
+		apply(d, s, i, ev) // storage.go
 	}
 }
 
@@ -673,6 +677,8 @@ func write(d *Design, s *State, i int, ev *Event) {
 		if txAccess(d, s, i) {
 			ev.Result = ResOK // buffered until COMMIT
 		}
+	case twoStep(d):
+		storeCheck(d, s, tok, ev) // storage.go: the check now, the write next
 	default:
 		storeWrite(d, s, i, tok, ev)
 	}

@@ -9,6 +9,30 @@ import "fmt"
 // token too: fencing state lost), and reads served by that lagging replica
 // while fenced writes go to the primary (storage-failovers, stale-reads).
 
+// twoStep reports whether the storage checks a write's token in one
+// request and applies the write in a second (fence-check=two-step).
+func twoStep(d *Design) bool { return d.FenceCheck == FenceCheckTwoStep }
+
+// fenceCheckApplies refuses fence-check=two-step where there is no
+// separate check to split from the write, or where the model cannot play
+// the gap between them.
+func (d Design) fenceCheckApplies() error {
+	if !twoStep(&d) {
+		return nil
+	}
+	switch {
+	case d.Storage != StorageMaxToken && d.Storage != StorageMaxWrite:
+		return designErr("design parameter fence-check=two-step applies only to storage max-token or max-write (allowed for %s: atomic): plain checks no token, and cond-update's UPDATE … WHERE and cas's compare-and-set check and write in one statement", d.Storage)
+	case d.Fence == FenceNone:
+		return designErr("design parameter fence-check=two-step needs fence=write or rw: with fence=none no token is sent, so there is no check to split from the write")
+	case d.TimeoutTicks > 0:
+		return designErr("design parameter fence-check=two-step does not apply with timeout=%d: a resent check or apply (losses, delays past the timeout) is not modelled; set timeout=0", d.TimeoutTicks)
+	case d.Delays > 0 && (d.DelayAt == PlaceAny || d.DelayAt == PlaceWrite):
+		return designErr("design parameter fence-check=two-step does not apply with delays at the write (delay-at=%s): a check or apply held in the network is not modelled; want delay-at acquire, read or release", d.DelayAt)
+	}
+	return nil
+}
+
 // storageFaults reports whether the design has a storage replica at all.
 func storageFaults(d *Design) bool { return d.StorageFailovers > 0 || d.StaleReads > 0 }
 
@@ -167,6 +191,38 @@ func storageWrite(d *Design, st *Storage, tok uint16, version uint8) bool {
 	return true
 }
 
+// storeCheck is fence-check=two-step's first request: the storage checks
+// client i's token tok (and records it) as storageWrite does, but writes
+// nothing; the write is the client's next step (apply).
+func storeCheck(d *Design, s *State, tok uint16, ev *Event) {
+	if !storageWrite(d, &s.Store, tok, 0) {
+		ev.Result, ev.MaxTok = ResRejected, s.Store.MaxTok
+		return
+	}
+	ev.Result = ResOK // passed: the client sends the write next
+}
+
+// apply is fence-check=two-step's second request: client i's write of
+// read+1, applied without a check (its token passed one step before,
+// whatever has landed since).
+func apply(d *Design, s *State, i int, ev *Event) {
+	c := &s.Clients[i]
+	if !HoldsLock(d, s, i) {
+		ev.Flags |= EvUnsafe
+	}
+	ev.Held = uint8(heldNodes(d, s, i))
+	ev.Token, ev.Value = sentToken(d, c, false), c.Read+1
+	if !reachStorage(d, s, i) { // cut off: its retries fail until the partition heals
+		ev.Flags &^= EvUnsafe
+		ev.Result = ResUnreachable
+	} else {
+		ev.Result, ev.MaxTok = ResAccepted, s.Store.MaxTok
+		s.Store.Counter = c.Read + 1
+		accept(d, &s.Store, c)
+	}
+	c.Take(d, ActApply, Reply{Result: ev.Result}, s.Now)
+}
+
 // Words.
 
 // storageRefusal is why the storage (or the lock's transaction) refused.
@@ -233,8 +289,38 @@ func describeStorageFailover(d *Design, st *StepRecord) string {
 	return s
 }
 
+// describeCheck is fence-check=two-step's token check for a write.
+func describeCheck(d *Design, st *StepRecord, unsafe string) string {
+	ev := &st.Event
+	s := fmt.Sprintf("token check for write counter = %d%s → ", ev.Value, tokenNote(ev.Token))
+	switch ev.Result {
+	case ResUnreachable:
+		return s + fmt.Sprintf("error: cut off from the storage (a partition); it retries until it gets through (t=%d)", st.After.Clients[st.Action.Client].Ready)
+	case ResRejected:
+		return s + storageRefusal(d, st.Action, ev) + unsafe
+	}
+	return s + fmt.Sprintf("passed (highest token %d); the write follows as a second request", st.After.Store.MaxTok) + unsafe
+}
+
+// describeApply is fence-check=two-step's write, after its check passed.
+func describeApply(st *StepRecord, unsafe string) string {
+	ev := &st.Event
+	s := fmt.Sprintf("write counter = %d%s, its token check passed earlier, applied unchecked → ", ev.Value, tokenNote(ev.Token))
+	if ev.Result == ResUnreachable {
+		return s + fmt.Sprintf("error: cut off from the storage (a partition); it retries until it gets through (t=%d)", st.After.Clients[st.Action.Client].Ready)
+	}
+	s += "accepted"
+	if ev.MaxTok > ev.Token {
+		s += fmt.Sprintf(", though the storage has seen token %d since", ev.MaxTok)
+	}
+	return s + unsafe
+}
+
 func describeWrite(d *Design, st *StepRecord, unsafe string) string {
 	ev := &st.Event
+	if twoStep(d) && st.Action.Kind == ActWrite {
+		return describeCheck(d, st, unsafe)
+	}
 	s := fmt.Sprintf("write counter = %d%s → ", ev.Value, tokenNote(ev.Token))
 	if st.Action.Kind == ActArrive {
 		s = fmt.Sprintf("its delayed write counter = %d%s arrives → ", ev.Value, tokenNote(ev.Token))

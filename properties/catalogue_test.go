@@ -241,7 +241,7 @@ func axisValues(d model.Design) []string {
 	return []string{"lock=" + d.Lock.String(), "acquire=" + d.Acquire.String(), "release=" + d.Release.String(),
 		"fence=" + d.Fence.String(), "storage=" + d.Storage.String(), "clock=" + d.Clock.String(),
 		"quorum=" + d.Quorum.String(), "check=" + d.Check.String(), "wait=" + d.Wait.String(), "tx=" + d.Tx.String(),
-		"value=" + d.Value.String(), "ack=" + d.Ack.String(), "level=" + d.Level.String(), "pool=" + d.Pool.String(), "end=" + d.End.String(), "protect=" + d.Protect.String(), "abandon=" + d.Abandon.String(), "behavior=" + d.Behavior.String(), "index=" + d.Index.String()}
+		"value=" + d.Value.String(), "ack=" + d.Ack.String(), "level=" + d.Level.String(), "pool=" + d.Pool.String(), "end=" + d.End.String(), "protect=" + d.Protect.String(), "abandon=" + d.Abandon.String(), "behavior=" + d.Behavior.String(), "index=" + d.Index.String(), "fence-check=" + d.FenceCheck.String()}
 }
 
 // axisValue is the word of value i of an axis; out of range, it has a "(".
@@ -285,6 +285,8 @@ func axisValue(axis string, i int) string {
 		return model.ConsulBehavior(i).String()
 	case "index":
 		return model.ConsulIndex(i).String()
+	case "fence-check":
+		return model.FenceCheck(i).String()
 	}
 	panic("unknown axis " + axis)
 }

@@ -290,6 +290,9 @@ func playable(d *model.Design) error {
 	if d.Watchdog == model.WatchdogSidecar {
 		return fmt.Errorf("design %s: a sidecar renewer (watchdog=sidecar) is not played for real yet; set watchdog=worker", d.Name())
 	}
+	if d.FenceCheck == model.FenceCheckTwoStep {
+		return fmt.Errorf("design %s: the real storage checks a write's token and sets the counter in one Lua script (reality/scripts.go), so fence-check=two-step's gap between the check and the write is not played; set fence-check=atomic", d.Name())
+	}
 	if d.Reenter != model.ReenterNone {
 		return fmt.Errorf("design %s: nested acquires (reenter=%s) are not played for real yet; set reenter=none", d.Name(), d.Reenter)
 	}

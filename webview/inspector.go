@@ -34,7 +34,7 @@ type group struct {
 var phaseNames = [...]string{
 	model.PhaseIncr: "incr", model.PhaseAcquire: "acquire", model.PhaseExpire: "expire", model.PhaseRead: "read",
 	model.PhaseWrite: "write", model.PhaseArrive: "arrive", model.PhaseRelease: "release", model.PhaseDel: "del",
-	model.PhaseReenter: "reenter", model.PhaseDone: "done", model.PhaseCrashed: "crashed",
+	model.PhaseReenter: "reenter", model.PhaseApply: "apply", model.PhaseDone: "done", model.PhaseCrashed: "crashed",
 }
 
 var flagNames = []struct {

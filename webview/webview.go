@@ -146,7 +146,12 @@ func chip(d *model.Design, st *model.StepRecord) (label, class string) {
 		if ev.Result == model.ResRejected {
 			return fmt.Sprintf("write %d refused", ev.Value), "rejected"
 		}
+		if d.FenceCheck == model.FenceCheckTwoStep {
+			return fmt.Sprintf("check #%d", ev.Token), "check"
+		}
 		return fmt.Sprintf("write %d", ev.Value), "write"
+	case model.ActApply:
+		return fmt.Sprintf("write %d unchecked", ev.Value), "write"
 	case model.ActRelease:
 		if d.Release == model.ReleaseGetDel {
 			return "GET", "release"
