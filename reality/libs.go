@@ -103,6 +103,17 @@ func CheckClient(name string, d *model.Design) error {
 			}
 			return nil
 		}
+		if name == ClientUser && d.Lock == model.LockZooKeeper { // a recipe of the user's own (zookeeper_user.go)
+			switch {
+			case d.Fence != model.FenceNone:
+				return fmt.Errorf("client %s on ZooKeeper: a token would be its node's sequence, which a user's Acquire does not report; want fence=none", name)
+			case d.Check != model.CheckTrust || d.Bug != model.BugNone:
+				return fmt.Errorf("client %s on ZooKeeper: want check=trust and no planted bug", name)
+			case d.Protect != model.ProtectYes:
+				return fmt.Errorf("client %s on ZooKeeper: lost replies are not played for real; want protect=yes", name)
+			}
+			return nil
+		}
 		if d.Lock != model.LockRedis && d.Lock != model.LockReplica {
 			return fmt.Errorf("client %s locks a Redis: want lock=redis or replica, not %s", name, d.Lock)
 		}

@@ -56,14 +56,32 @@ type proxy struct {
 	conns map[net.Conn]bool
 	done  bool
 	wg    sync.WaitGroup
+	// zkPing: the upstream is ZooKeeper, and a hold first sends a ping
+	// on each of the client's sessions (see zkPingPacket); talked is the
+	// upstream connections the client has sent on, wmu orders the writes
+	// to them
+	zkPing bool
+	talked map[net.Conn]bool
+	wmu    sync.Mutex
 }
+
+// zkPingPacket is a ZooKeeper ping (length 8, xid -2, opcode 11), as
+// go-zookeeper's sendLoop sends one every pingInterval (a third of the
+// session timeout, conn.go), whose reply the client ignores (recvLoop:
+// xid -2). A session expires a session timeout after the server last
+// heard of it, which for a paused client is its last ping, up to a third
+// of the timeout before the pause began: the model's session lives a
+// session timeout from the pause (zkPaused; a crash: zkCrashed). So a hold
+// of a ZooKeeper proxy sends a ping of its own on each session first, as
+// if the client's last heartbeat had gone at the pause.
+var zkPingPacket = []byte{0, 0, 0, 8, 0xff, 0xff, 0xff, 0xfe, 0, 0, 0, 11}
 
 func newProxy(upstream string) (*proxy, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("client proxy: no free loopback port: %v", err)
 	}
-	p := &proxy{l: l, upstream: upstream, conns: map[net.Conn]bool{}, got: make(chan struct{}, 1), dropped: make(chan struct{}, 1)}
+	p := &proxy{l: l, upstream: upstream, conns: map[net.Conn]bool{}, talked: map[net.Conn]bool{}, got: make(chan struct{}, 1), dropped: make(chan struct{}, 1)}
 	p.cond = sync.NewCond(&p.mu)
 	p.wg.Add(1)
 	go p.accept()
@@ -120,6 +138,7 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 		p.mu.Lock()
 		delete(p.conns, dst)
 		delete(p.conns, src)
+		delete(p.talked, dst)
 		p.mu.Unlock()
 	}()
 	buf := make([]byte, 32<<10)
@@ -149,7 +168,17 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 			if done {
 				return
 			}
-			if _, werr := dst.Write(buf[:n]); werr != nil {
+			if !reply {
+				p.wmu.Lock()
+			}
+			_, werr := dst.Write(buf[:n])
+			if !reply {
+				p.mu.Lock()
+				p.talked[dst] = true
+				p.mu.Unlock()
+				p.wmu.Unlock()
+			}
+			if werr != nil {
 				return
 			}
 		}
@@ -185,11 +214,25 @@ func (p *proxy) wait() bool {
 	return !p.done
 }
 
-// hold stops all traffic, in both directions, until resume.
+// hold stops all traffic, in both directions, until resume (a
+// ZooKeeper proxy sends a ping of its own first: zkPingPacket).
 func (p *proxy) hold() {
 	p.mu.Lock()
 	p.held = true
+	var talked []net.Conn
+	if p.zkPing && !p.done {
+		for u := range p.talked {
+			talked = append(talked, u)
+		}
+	}
 	p.mu.Unlock()
+	if len(talked) > 0 {
+		p.wmu.Lock() // after a write under way, not inside it
+		for _, u := range talked {
+			_, _ = u.Write(zkPingPacket) // a closed one is the client's reconnect: nothing to ping
+		}
+		p.wmu.Unlock()
+	}
 }
 
 // holdReplies holds the server's replies (not the client's requests)
@@ -317,6 +360,16 @@ func (h *netHold) holdLock() {
 func (h *netHold) hold() {
 	for _, u := range h.order {
 		h.proxies[u].hold()
+	}
+}
+
+// pingOnHold makes a hold of upstream's proxy send a ZooKeeper ping
+// first (zkPingPacket).
+func (h *netHold) pingOnHold(upstream string) {
+	if p, ok := h.proxies[upstream]; ok {
+		p.mu.Lock()
+		p.zkPing = true
+		p.mu.Unlock()
 	}
 }
 

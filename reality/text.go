@@ -56,8 +56,12 @@ func (c *Comparison) Text() string {
 		fmt.Fprintf(&b, "real: PostgreSQL (advisory lock 42, level=%s, counter orders(42))%s, one tick = %dms; TTL %d ticks → %s %dms (half a tick short)\n",
 			d.Level, advisoryPoolWords(d), c.TickMS, d.TTLTicks, advisoryTimeout(d), c.PXMS)
 	} else if d.Lock == model.LockZooKeeper {
-		fmt.Fprintf(&b, "real: ZooKeeper (standalone, tickTime 10ms, lock nodes %s/X-<seq>), storage on %s; one tick = %dms; session %d ticks → session timeout %dms (half a tick short)\n",
-			zkDir, c.Server, c.TickMS, d.SessionTicks, TTL(d.SessionTicks, time.Duration(c.TickMS)*time.Millisecond).Milliseconds())
+		nodes := zkDir + "/X-<seq>"
+		if c.Client == ClientUser {
+			nodes = zkDir + "/<the recipe's name>-<seq>, data X's lock value"
+		}
+		fmt.Fprintf(&b, "real: ZooKeeper (standalone, tickTime 10ms, lock nodes %s), storage on %s; one tick = %dms; session %d ticks → session timeout %dms (half a tick short)\n",
+			nodes, c.Server, c.TickMS, d.SessionTicks, TTL(d.SessionTicks, time.Duration(c.TickMS)*time.Millisecond).Milliseconds())
 	} else if d.Lock == model.LockEtcdMutex {
 		fmt.Fprintf(&b, "real: etcd (embedded), etcd's blocking Mutex.Lock on %s/ (each client's key under its session's lease, queued by create revision), storage on %s; one tick = %dms; session %d ticks → lease TTL %ds, kept alive every 2.0s, just before each tick\n",
 			EtcdLockKey, c.Server, c.TickMS, d.SessionTicks, TTL(d.SessionTicks, time.Duration(c.TickMS)*time.Millisecond).Milliseconds()/1000)

@@ -19,6 +19,7 @@ type zkWorld struct {
 	addr   string
 	obsC   *zk.Conn
 	obs    *zkObserver
+	seen   zkSeen // a user's client (zookeeper_user.go): the sequences of its nodes
 }
 
 func (w *zkWorld) start(ctx context.Context) error {
@@ -38,10 +39,11 @@ func (w *zkWorld) start(ctx context.Context) error {
 		return fmt.Errorf("ZooKeeper observer: %v", err)
 	}
 	w.obsC = zc
-	if err := zkSetup(ctx, zc, w.d); err != nil {
+	user := w.opts.Client == ClientUser
+	if err := zkSetup(ctx, zc, w.d, !user); err != nil {
 		return err
 	}
-	w.obs = &zkObserver{c: zc, clients: w.d.Clients}
+	w.obs = &zkObserver{c: zc, clients: w.d.Clients, byData: user}
 	return nil
 }
 
@@ -56,6 +58,10 @@ func (w *zkWorld) lock(ctx context.Context, i int, h *netHold) (realLock, error)
 	if err != nil {
 		st.store.Close()
 		return nil, err
+	}
+	h.pingOnHold(w.addr) // a pause's session lives a session timeout from the pause
+	if w.opts.Client == ClientUser {
+		return w.userLock(ctx, st, i, via)
 	}
 	zc, err := zkConnect(ctx, via, zkSession(w.d, w.opts.Tick))
 	if err != nil {

@@ -168,8 +168,9 @@ func zkConnect(ctx context.Context, addr string, timeout time.Duration) (*zk.Con
 // zkSetup makes /lockcheck/lock empty with its sequence counter at the
 // design's first token: a node's sequence number is its parent's count of
 // child changes, so FirstToken children are created first (and kept,
-// under another name, not to change the count again).
-func zkSetup(ctx context.Context, c *zk.Conn, d *model.Design) error {
+// under another name, not to change the count again); without fillers
+// for a user's client (zookeeper_user.go).
+func zkSetup(ctx context.Context, c *zk.Conn, d *model.Design, fillers bool) error {
 	if err := zkDeleteAll(c, zkDir); err != nil {
 		return err
 	}
@@ -178,7 +179,7 @@ func zkSetup(ctx context.Context, c *zk.Conn, d *model.Design) error {
 			return fmt.Errorf("ZooKeeper create %s: %v", p, err)
 		}
 	}
-	for k := 0; k < d.FirstToken; k++ {
+	for k := 0; fillers && k < d.FirstToken; k++ {
 		if _, err := c.Create(fmt.Sprintf("%s/filler-%d", zkDir, k), nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 			return fmt.Errorf("ZooKeeper filler: %v", err)
 		}
@@ -303,6 +304,7 @@ func sessionLost(err error) bool {
 type zkObserver struct {
 	c       *zk.Conn
 	clients int
+	byData  bool // a user's client's nodes: whose each is, is in its data
 }
 
 func (o *zkObserver) holder(ctx context.Context) (int, error) {
@@ -311,7 +313,11 @@ func (o *zkObserver) holder(ctx context.Context) (int, error) {
 }
 
 func (o *zkObserver) look(ctx context.Context) (int, int64, error) {
-	q, err := zkQueue(o.c, o.clients)
+	queue := zkQueue
+	if o.byData {
+		queue = zkUserQueue
+	}
+	q, err := queue(o.c, o.clients)
 	if err != nil {
 		return 0, 0, fmt.Errorf("observer: %v", err)
 	}
