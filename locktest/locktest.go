@@ -7,12 +7,14 @@
 //
 //  1. starts a redis-server of its own on 127.0.0.1 (stopped when the test
 //     ends), and with Service Etcd an embedded etcd member (with Service
-//     Postgres a PostgreSQL server) for each schedule played at once;
+//     Postgres a PostgreSQL server, with Service ZooKeeper a standalone
+//     ZooKeeper) for each schedule played at once;
 //  2. explores the model of the design your client implements (a Redis
 //     SET NX PX lock released by check-and-delete, with the storage you
 //     name, the same on a Redis primary with a replica that a failover
-//     promotes, an etcd lease with a put-if-absent, or a PostgreSQL
-//     session-level advisory lock) and plays the shortest counterexample of every property the
+//     promotes, an etcd lease with a put-if-absent, a PostgreSQL
+//     session-level advisory lock, or a ZooKeeper ephemeral sequential
+//     node) and plays the shortest counterexample of every property the
 //     model breaks and the shortest run of every behaviour it shows (with
 //     a pause alone, and with a pause, a slow job, a crash and a delayed
 //     write), and seeded random schedules with those faults, shortest
@@ -139,6 +141,25 @@ const (
 	// of 1 or more) and finds the promoted replica. Storage as for Redis;
 	// no Key of your own and no LoseReleases.
 	Replica
+	// ZooKeeper is a standalone ZooKeeper server (Debian's zookeeper
+	// package, started by Run on loopback, one for each schedule played at
+	// once): a lock recipe of your own or a library's (go-zookeeper's
+	// zk.NewLock) on a session your client opens to Target.Addr with the
+	// session timeout Target.TTL. Its node is an ephemeral sequential child
+	// of Target.Key (any name ending in ZooKeeper's ten-digit sequence)
+	// whose data is Target.Value (Lock.LockWithData), so that the observer
+	// can tell whose node it sees; the lowest node holds the lock. Acquire
+	// may block until the node is the lowest, as a recipe's Lock does: Run
+	// calls it in a goroutine of its own, reads at each acquire step
+	// whether it has returned, and takes the client's node seen behind
+	// another's as a refusal (its context ends when the schedule does). A
+	// session that expires while Acquire waits takes the node with it:
+	// return false then (zk.ErrSessionExpired), and Run calls Acquire
+	// again. A Release whose node went with its session must report false.
+	// No fencing (a token would be the node's sequence); the schedules
+	// pause, slow the job and crash a client (a held write is not played
+	// on ZooKeeper).
+	ZooKeeper
 )
 
 // Storage is what your job does with the counter it protects.
@@ -159,11 +180,11 @@ const (
 // Target is where one instance of your client keeps its lock.
 type Target struct {
 	Client int           // which client process: 0, 1, … (A, B, …)
-	Addr   string        // the Redis node or etcd member, host:port (the client's own proxy)
+	Addr   string        // the Redis node, etcd member or ZooKeeper server, host:port (the client's own proxy)
 	DB     int           // Redis: the database of the lock key
-	Key    string        // the lock's key
-	Value  string        // the value the lock must hold ("A:91ab"): whose key it is
-	TTL    time.Duration // the lock's TTL
+	Key    string        // the lock's key (ZooKeeper: the lock node, the parent of the client's node)
+	Value  string        // the value the lock must hold ("A:91ab"): whose key it is (ZooKeeper: its node's data)
+	TTL    time.Duration // the lock's TTL (ZooKeeper: the session timeout)
 	Drift  time.Duration // the clock drift a Validator subtracts from what is left
 	// DSN, with Service Postgres, is the connection string of the lock
 	// session: connect with it (pgx.Connect) in Config.New.
@@ -300,6 +321,11 @@ func (cfg Config) design(faults bool) string {
 		if faults {
 			s += ",slow=1"
 		}
+	case cfg.Service == ZooKeeper:
+		s = "zookeeper/cad/none/plain"
+		if faults {
+			s += ",slow=1,crashes=1"
+		}
 	case faults && cfg.LoseReleases:
 		s += ",slow=1,crashes=1"
 	case faults:
@@ -417,6 +443,13 @@ func playAll(t testing.TB, cfg Config, d *model.Design, scheds []Schedule) (void
 			return 0
 		}
 	}
+	var zks []string // ZooKeeper: each slot's server
+	if cfg.Service == ZooKeeper {
+		if zks, err = startZooKeeper(t, par); err != nil {
+			t.Errorf("locktest: %v", err)
+			return 0
+		}
+	}
 	maker := cfg.maker()
 	type verdict struct {
 		played bool
@@ -440,6 +473,9 @@ func playAll(t testing.TB, cfg Config, d *model.Design, scheds []Schedule) (void
 			}
 			if pgs != nil {
 				at.postgres = pgs[slot]
+			}
+			if zks != nil {
+				at.zookeeper = zks[slot]
 			}
 			for {
 				k := int(next.Add(1) - 1)
@@ -503,6 +539,9 @@ func playAll(t testing.TB, cfg Config, d *model.Design, scheds []Schedule) (void
 	if len(pgs) > 0 {
 		addrs = append(addrs, fmt.Sprintf("%d PostgreSQL servers", len(pgs)))
 	}
+	if len(zks) > 0 {
+		addrs = append(addrs, fmt.Sprintf("%d ZooKeeper servers", len(zks)))
+	}
 	t.Logf("locktest: %d of %d schedules of design %s (seed %d) played on %s, %d at once, in %.1f s (%.1f a second; %d void runs played again with a longer tick); %d part from the model",
 		played, len(scheds), cfg.Design(), cfg.seed(), strings.Join(addrs, ", "), par, took.Seconds(), float64(played)/took.Seconds(), void.Load(), parted)
 	return int(void.Load())
@@ -543,7 +582,7 @@ func (cfg Config) maker() reality.UserMaker {
 		if _, ok := l.(Validator); cfg.CheckValidity && !ok {
 			return nil, fmt.Errorf("Config.CheckValidity is set but the Lock (%T) has no Validity method (implement locktest.Validator)", l)
 		}
-		return &adapter{l: l, timeout: cfg.callTimeout()}, nil
+		return &adapter{l: l, timeout: cfg.callTimeout(), blocking: cfg.Service == ZooKeeper}, nil
 	}
 }
 
@@ -562,6 +601,8 @@ func (cfg Config) parallel() int {
 		return defaultEtcd
 	case cfg.Service == Postgres:
 		return defaultPostgres
+	case cfg.Service == ZooKeeper:
+		return defaultZooKeeper
 	}
 	return 16
 }
@@ -573,6 +614,15 @@ func (cfg Config) parallel() int {
 const (
 	defaultPostgres = 4
 	maxPostgres     = 8
+)
+
+// defaultZooKeeper and maxZooKeeper are Config.Parallel's default and
+// bound with locktest.ZooKeeper: each schedule at once has a ZooKeeper
+// server of its own (the lock node is one per server), a JVM of about
+// 100 MB and a second or two to start each.
+const (
+	defaultZooKeeper = 4
+	maxZooKeeper     = 8
 )
 
 // defaultEtcd and maxEtcd are Config.Parallel's default and bound with
@@ -593,8 +643,8 @@ func (cfg Config) seed() uint64 {
 
 func (cfg Config) check() error {
 	switch {
-	case cfg.Service < Redis || cfg.Service > Replica:
-		return fmt.Errorf("Config.Service %d: want locktest.Redis, locktest.Etcd, locktest.Postgres or locktest.Replica", cfg.Service)
+	case cfg.Service < Redis || cfg.Service > ZooKeeper:
+		return fmt.Errorf("Config.Service %d: want locktest.Redis, locktest.Etcd, locktest.Postgres, locktest.Replica or locktest.ZooKeeper", cfg.Service)
 	case cfg.Service == Replica && cfg.Key != "":
 		return fmt.Errorf("Config.Key %q with locktest.Replica: want it unset (the key is Target.Key)", clip(cfg.Key))
 	case cfg.Service == Replica && cfg.LoseReleases:
@@ -627,6 +677,14 @@ func (cfg Config) check() error {
 		return errors.New("Config.LoseReleases, CheckValidity and RenewTicks with locktest.Postgres: not played (a session-level advisory lock has no TTL to extend or measure); want them unset")
 	case cfg.Service == Postgres && cfg.Parallel > maxPostgres:
 		return fmt.Errorf("Config.Parallel %d with locktest.Postgres: want 0 (%d) to %d schedules at once (a PostgreSQL server each)", cfg.Parallel, defaultPostgres, maxPostgres)
+	case cfg.Service == ZooKeeper && cfg.Key != "":
+		return fmt.Errorf("Config.Key %q with locktest.ZooKeeper: want it unset (the lock node is Target.Key)", clip(cfg.Key))
+	case cfg.Service == ZooKeeper && cfg.Storage != NoFencing:
+		return fmt.Errorf("Config.Storage %d with locktest.ZooKeeper: want NoFencing (a token would be the node's sequence, which Lock does not report)", cfg.Storage)
+	case cfg.Service == ZooKeeper && (cfg.LoseReleases || cfg.CheckValidity || cfg.RenewTicks != 0):
+		return errors.New("Config.LoseReleases, CheckValidity and RenewTicks with locktest.ZooKeeper: not played (a session renews itself with its heartbeats; lost requests are played on Redis only); want them unset")
+	case cfg.Service == ZooKeeper && cfg.Parallel > maxZooKeeper:
+		return fmt.Errorf("Config.Parallel %d with locktest.ZooKeeper: want 0 (%d) to %d schedules at once (a ZooKeeper server each)", cfg.Parallel, defaultZooKeeper, maxZooKeeper)
 	case cfg.Service == Etcd && cfg.Tick != 0 && cfg.Tick%reality.EtcdTick != 0:
 		return fmt.Errorf("Config.Tick %v with locktest.Etcd: want a multiple of %v (leases are whole seconds and expire up to half a second late)", cfg.Tick, reality.EtcdTick)
 	case cfg.RenewTicks < 0 || cfg.RenewTicks > 9:
@@ -857,9 +915,43 @@ func startPostgres(t testing.TB, n int) ([]string, error) {
 	return addrs, errors.Join(errs...)
 }
 
-// server is where a slot's schedules lock besides Redis: its etcd member
-// or its PostgreSQL server ("": none).
-type server struct{ etcd, postgres string }
+// startZooKeeper starts n standalone ZooKeeper servers on loopback,
+// stopped (and their directories removed) when the test ends, and returns
+// their addresses. It skips the test (fails it with CI=true) when
+// ZooKeeper is not installed.
+func startZooKeeper(t testing.TB, n int) ([]string, error) {
+	t.Helper()
+	if _, err := reality.FindZooKeeper(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("locktest: CI=true but %v", err)
+		}
+		t.Skipf("locktest: skipped: %v", err)
+	}
+	addrs := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for k := range n {
+		wg.Add(1)
+		go func(k int) {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			s, err := reality.StartZooKeeper(ctx)
+			if err != nil {
+				errs[k] = fmt.Errorf("start a ZooKeeper server: %v", err)
+				return
+			}
+			t.Cleanup(s.Stop)
+			addrs[k] = s.Addr()
+		}(k)
+	}
+	wg.Wait()
+	return addrs, errors.Join(errs...)
+}
+
+// server is where a slot's schedules lock besides Redis: its etcd member,
+// its PostgreSQL server or its ZooKeeper server ("": none).
+type server struct{ etcd, postgres, zookeeper string }
 
 // voidRuns is how many times a schedule is played, the tick doubled each
 // time (100ms to 3.2s by default; etcd: 2s to 8s), while the machine
@@ -892,7 +984,7 @@ func play(srv *reality.Server, at server, lockDB, storeDB int, d *model.Design, 
 		// a run's budget: its ticks, with room to spare
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second+time.Duration(2*len(sc.trace))*tick)
 		c, err := reality.Reproduce(ctx, in, where,
-			reality.Options{Addr: srv.Addr(), Etcd: etcd, Postgres: at.postgres, LockDB: lockDB, StoreDB: storeDB, Tick: tick, Client: reality.ClientUser, User: maker, UserKey: cfg.Key})
+			reality.Options{Addr: srv.Addr(), Etcd: etcd, Postgres: at.postgres, ZooKeeper: at.zookeeper, LockDB: lockDB, StoreDB: storeDB, Tick: tick, Client: reality.ClientUser, User: maker, UserKey: cfg.Key})
 		cancel()
 		if err != nil {
 			return nil, err
@@ -914,10 +1006,22 @@ func play(srv *reality.Server, at server, lockDB, storeDB int, d *model.Design, 
 type adapter struct {
 	l       Lock
 	timeout time.Duration
+	// blocking: Acquire may block until its turn in a queue (ZooKeeper);
+	// reality bounds each acquire step by the tick's window, and the
+	// context it gives ends with the schedule
+	blocking bool
 }
 
+// blockingTimeout bounds a blocking Acquire: the schedule's end cancels
+// its context well before.
+const blockingTimeout = time.Hour
+
 func (a *adapter) Acquire(ctx context.Context) (won bool, told string, err error) {
-	won, err = guarded(ctx, "Acquire", a.timeout, a.l.Acquire)
+	timeout := a.timeout
+	if a.blocking {
+		timeout = blockingTimeout
+	}
+	won, err = guarded(ctx, "Acquire", timeout, a.l.Acquire)
 	return won, fmt.Sprintf("Acquire → %v, %v", won, errWord(err)), err
 }
 
