@@ -59,7 +59,10 @@ type ZooKeeperServer struct {
 }
 
 // StartZooKeeper starts a standalone server on a free loopback port and
-// waits until it serves a session (bounded by ctx and 30 s).
+// waits until it serves a session (bounded by ctx and 30 s). A server
+// that exits at its start is started again on another port, twice at
+// most: the port is free when chosen, but a JVM takes a second or more
+// to bind it, and on a busy machine another server may take it first.
 func StartZooKeeper(ctx context.Context) (*ZooKeeperServer, error) {
 	java, err := FindZooKeeper()
 	if err != nil {
@@ -67,42 +70,62 @@ func StartZooKeeper(ctx context.Context) (*ZooKeeperServer, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	for try := 1; ; try++ {
+		s, exited, err := startZooKeeper(ctx, java)
+		if !exited || try == 3 {
+			return s, err
+		}
+	}
+}
+
+// zkStartError is the line of a server's output that says why it
+// exited: the first that names an error or an exception, else the last.
+func zkStartError(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "ERROR") || strings.Contains(l, "Exception") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return lastLine(out)
+}
+
+func startZooKeeper(ctx context.Context, java string) (s *ZooKeeperServer, exited bool, err error) {
 	port, err := freePort()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	dir, err := serverDir("zk")
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	cfg := fmt.Sprintf("tickTime=10\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\nminSessionTimeout=20\nmaxSessionTimeout=600000\nadmin.enableServer=false\n4lw.commands.whitelist=\n",
 		filepath.Join(dir, "data"), port)
 	if err := os.WriteFile(filepath.Join(dir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
 		os.RemoveAll(dir)
-		return nil, err
+		return nil, false, err
 	}
-	s := &ZooKeeperServer{addr: "127.0.0.1:" + strconv.Itoa(port), dir: dir, done: make(chan struct{}), out: &syncBuffer{}}
+	s = &ZooKeeperServer{addr: "127.0.0.1:" + strconv.Itoa(port), dir: dir, done: make(chan struct{}), out: &syncBuffer{}}
 	s.cmd = exec.Command(java, "-Xmx128m", "-cp", ZooKeeperJar, "org.apache.zookeeper.server.ZooKeeperServerMain", filepath.Join(dir, "zoo.cfg"))
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true} // Setpgid: see Server.run
 	if err := s.cmd.Start(); err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start ZooKeeper: %v", err)
+		return nil, false, fmt.Errorf("start ZooKeeper: %v", err)
 	}
 	go func() { s.cmd.Wait(); close(s.done) }()
 	for {
 		c, err := zkConnect(ctx, s.addr, 2*time.Second)
 		if err == nil {
 			c.Close()
-			return s, nil
+			return s, false, nil
 		}
 		select {
 		case <-s.done:
 			os.RemoveAll(dir)
-			return nil, fmt.Errorf("ZooKeeper exited at start: %s", lastLine(s.out.String()))
+			return nil, true, fmt.Errorf("ZooKeeper exited at start: %s", zkStartError(s.out.String()))
 		case <-ctx.Done():
 			s.Stop()
-			return nil, fmt.Errorf("ZooKeeper on %s did not serve a session within the start budget: %v", s.addr, err)
+			return nil, false, fmt.Errorf("ZooKeeper on %s did not serve a session within the start budget: %v", s.addr, err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
