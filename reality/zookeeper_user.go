@@ -191,7 +191,7 @@ func (l *zkUserConn) acquire(ctx context.Context, c *client, ob *Obs) (model.Rep
 			// it returned false: its place in the queue is lost (its
 			// session expired while it waited); a new Lock starts below
 		default:
-			return l.waitLock(ctx, ob)
+			return l.waitLock(ctx, c, ob)
 		}
 	}
 	done := make(chan zkAnswer, 1)
@@ -267,7 +267,7 @@ const zkUserBound = 5 * time.Second
 // waitLock is a later acquire step: the watch fired, so the Acquire
 // running since the first must return (within the window, or the run is
 // void).
-func (l *zkUserConn) waitLock(ctx context.Context, ob *Obs) (model.Reply, error) {
+func (l *zkUserConn) waitLock(ctx context.Context, c *client, ob *Obs) (model.Reply, error) {
 	t := time.NewTimer(zkUserBound)
 	defer t.Stop()
 	select {
@@ -279,8 +279,10 @@ func (l *zkUserConn) waitLock(ctx context.Context, ob *Obs) (model.Reply, error)
 		if a.won {
 			return l.won(ob, a.told, 0), nil
 		}
-		ob.Told = a.told
-		return wonReply(l.d, false, 0, ob), nil
+		// it returned false as the step came: its session expired while
+		// it waited (a paused waiter learns so when it resumes), and the
+		// model's client creates a new node: so does a new Acquire
+		return l.acquire(ctx, c, ob)
 	case <-t.C:
 		ob.Told = "Acquire still blocked"
 		return wonReply(l.d, false, 0, ob), nil
