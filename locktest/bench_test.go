@@ -19,6 +19,7 @@ import (
 //	go test -run '^$' -bench 'Schedules/parallel' -benchtime 64x -count 3 ./locktest
 //	go test -run '^$' -bench 'Schedules/etcd' -benchtime 16x ./locktest
 //	go test -run '^$' -bench 'Schedules/postgres' -benchtime 32x ./locktest
+//	go test -run '^$' -bench 'Schedules/zookeeper' -benchtime 16x ./locktest
 func BenchmarkSchedules(b *testing.B) {
 	for _, par := range []int{1, 8, 16, 32} {
 		b.Run(fmt.Sprintf("parallel=%d", par), func(b *testing.B) {
@@ -44,6 +45,19 @@ func BenchmarkSchedules(b *testing.B) {
 	for _, par := range []int{1, 4, 8} {
 		b.Run(fmt.Sprintf("postgres,parallel=%d", par), func(b *testing.B) {
 			cfg := locktest.Config{Service: locktest.Postgres, Clients: 2, Parallel: par, New: newPgLock("")}
+			void := locktest.PlayRandom(b, cfg, b.N)
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "schedules/s")
+			b.ReportMetric(float64(void)/float64(b.N), "void/op")
+		})
+	}
+	// ZooKeeper: a standalone server per schedule at once, 100ms ticks,
+	// go-zookeeper's lock recipe (example_zookeeper_test.go), session 10
+	// ticks; two clients, as its tests play it (with three, a waiter whose
+	// Lock returns between its predecessor's release and its own pause
+	// parts from the model: docs/guide.md, Known limits)
+	for _, par := range []int{1, 4, 8} {
+		b.Run(fmt.Sprintf("zookeeper,parallel=%d", par), func(b *testing.B) {
+			cfg := locktest.Config{Service: locktest.ZooKeeper, Clients: 2, Parallel: par, New: newZkLock("")}
 			void := locktest.PlayRandom(b, cfg, b.N)
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "schedules/s")
 			b.ReportMetric(float64(void)/float64(b.N), "void/op")
