@@ -876,27 +876,13 @@ func startRedis(t testing.TB, cfg Config, n int) ([]*reality.Server, error) {
 // startEtcd starts n embedded etcd members on loopback, stopped when the
 // test ends, and returns their client URLs.
 func startEtcd(t testing.TB, n int) ([]string, error) {
-	t.Helper()
-	urls := make([]string, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for k := range n {
-		wg.Add(1)
-		go func(k int) {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			e, err := reality.StartEtcd(ctx)
-			if err != nil {
-				errs[k] = fmt.Errorf("start an embedded etcd: %v", err)
-				return
-			}
-			t.Cleanup(e.Stop)
-			urls[k] = e.Endpoint()
-		}(k)
-	}
-	wg.Wait()
-	return urls, errors.Join(errs...)
+	return startEach(t, n, 30*time.Second, "an embedded etcd", func(ctx context.Context) (string, func(), error) {
+		e, err := reality.StartEtcd(ctx)
+		if err != nil {
+			return "", nil, err
+		}
+		return e.Endpoint(), e.Stop, nil
+	})
 }
 
 // startPostgres starts n PostgreSQL servers on loopback, stopped (and
@@ -911,6 +897,19 @@ func startPostgres(t testing.TB, n int) ([]string, error) {
 		}
 		t.Skipf("locktest: skipped: %v", err)
 	}
+	return startEach(t, n, 60*time.Second, "a PostgreSQL server", func(ctx context.Context) (string, func(), error) {
+		s, err := reality.StartPostgres(ctx)
+		if err != nil {
+			return "", nil, err
+		}
+		return s.Addr(), s.Stop, nil
+	})
+}
+
+// startEach starts n servers at once with start, each within timeout and
+// stopped when the test ends, and returns where they listen; what names
+// one in an error.
+func startEach(t testing.TB, n int, timeout time.Duration, what string, start func(context.Context) (string, func(), error)) ([]string, error) {
 	addrs := make([]string, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -918,15 +917,15 @@ func startPostgres(t testing.TB, n int) ([]string, error) {
 		wg.Add(1)
 		go func(k int) {
 			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
-			s, err := reality.StartPostgres(ctx)
+			addr, stop, err := start(ctx)
 			if err != nil {
-				errs[k] = fmt.Errorf("start a PostgreSQL server: %v", err)
+				errs[k] = fmt.Errorf("start %s: %v", what, err)
 				return
 			}
-			t.Cleanup(s.Stop)
-			addrs[k] = s.Addr()
+			t.Cleanup(stop)
+			addrs[k] = addr
 		}(k)
 	}
 	wg.Wait()

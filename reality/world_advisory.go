@@ -384,11 +384,7 @@ func (l *advisoryLock) release(ctx context.Context, c *client, k model.ActionKin
 		if err != nil {
 			return model.Reply{}, err
 		}
-		ob.Told, ob.Result = told, model.ResNoop
-		if ok {
-			ob.Result = model.ResOK
-		}
-		return model.Reply{Result: ob.Result}, nil
+		return toldReply(ob, ok, told), nil
 	}
 	defer l.grants.set(l.i, 0) // its grant ends with its release, whatever the answer
 	var ok bool

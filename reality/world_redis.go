@@ -518,11 +518,17 @@ func libRenew(ctx context.Context, lib lockAPI, ob *Obs) (model.Reply, error) {
 	if err != nil {
 		return model.Reply{}, err
 	}
+	return toldReply(ob, ok, told), nil
+}
+
+// toldReply is a library call's answer: OK if it did what it was asked
+// (renewed, released), else nothing done, with what it told its caller.
+func toldReply(ob *Obs, ok bool, told string) model.Reply {
 	ob.Told, ob.Result = told, model.ResNoop
 	if ok {
 		ob.Result = model.ResOK
 	}
-	return model.Reply{Result: ob.Result}, nil
+	return model.Reply{Result: ob.Result}
 }
 
 // notified reports whether a release notice has come since the client fell
