@@ -944,26 +944,13 @@ func startZooKeeper(t testing.TB, n int) ([]string, error) {
 		}
 		t.Skipf("locktest: skipped: %v", err)
 	}
-	addrs := make([]string, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for k := range n {
-		wg.Add(1)
-		go func(k int) {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			s, err := reality.StartZooKeeper(ctx)
-			if err != nil {
-				errs[k] = fmt.Errorf("start a ZooKeeper server: %v", err)
-				return
-			}
-			t.Cleanup(s.Stop)
-			addrs[k] = s.Addr()
-		}(k)
-	}
-	wg.Wait()
-	return addrs, errors.Join(errs...)
+	return startEach(t, n, 60*time.Second, "a ZooKeeper server", func(ctx context.Context) (string, func(), error) {
+		s, err := reality.StartZooKeeper(ctx)
+		if err != nil {
+			return "", nil, err
+		}
+		return s.Addr(), s.Stop, nil
+	})
 }
 
 // server is where a slot's schedules lock besides Redis: its etcd member,
