@@ -58,6 +58,8 @@ var Entries = []Entry{
 	{"replica/cad/rw/max-token,ack=wait,clients=2,pauses=0", "WAIT 1 0: no failover loses an acknowledged key, but WAIT returns after the TTL when the replica lags"},
 	{"replica/cad/rw/max-token,check=validity,ack=wait,clients=2,pauses=0", "WAIT 1 0, then the validity check: the failover and the lag survived"},
 	{"replica/cad/rw/max-token,ack=wait,clients=2,pauses=0,ack-timeout=2,replicas=2,acks=2", "WAIT 2 times out with neither of two replicas caught up: the freshest has no key, the token repeats"},
+	{"replica/cad/rw/max-token,ack=wait,promote=any,clients=2,pauses=0,replicas=2", "WAIT 1 of two replicas, and Sentinel promotes the other one: the token repeats"},
+	{"replica/cad/rw/max-token,ack=wait,promote=any,clients=2,pauses=0,replicas=2,acks=2", "WAIT 2 of two: whichever replica Sentinel promotes has every acknowledged key"},
 	// Redlock
 	{"redlock/cad/none/plain,pauses=0", "five nodes, no faults"},
 	{"redlock/cad/none/plain", "a pause after the vote"},

@@ -229,7 +229,13 @@ func faultWords(run *model.Run, f FaultRole) string {
 		}
 		return fmt.Sprintf("%s's write was held in the network for %d ticks at t=%d", c, a.Arg, f.Tick)
 	case model.ActFailover:
-		return fmt.Sprintf("a failover at t=%d promoted the replica", f.Tick)
+		switch {
+		case d.Replicas == 1:
+			return fmt.Sprintf("a failover at t=%d promoted the replica", f.Tick)
+		case a.Arg == 0:
+			return fmt.Sprintf("a failover at t=%d promoted the freshest replica", f.Tick)
+		}
+		return fmt.Sprintf("a failover at t=%d promoted replica %d, not the freshest", f.Tick, a.Arg+1)
 	case model.ActNodeCrash:
 		return fmt.Sprintf("lock node %d crashed at t=%d", a.Arg+1, f.Tick)
 	case model.ActClockJump:

@@ -1024,6 +1024,14 @@ var knobs = []knob{
 			}
 			return 1, "return from the acquire without waiting for the replica"
 		}),
+	wordKnob("promote", words(func(i int) model.PromoteMode { return model.PromoteMode(i) }),
+		func(d *model.Design) string { return d.Promote.String() },
+		func(d *model.Design, from, to string) (int, string) {
+			if to == "freshest" {
+				return 1, "give every replica the same replica-priority and keep them monitored, so that Sentinel promotes the one with the highest replication offset"
+			}
+			return 1, "let Sentinel promote any replica (a replica-priority that prefers another)"
+		}),
 	wordKnob("storage-loses", words(func(i int) model.StorageLoss { return model.StorageLoss(i) }),
 		func(d *model.Design) string { return d.StorageLoses.String() },
 		func(d *model.Design, from, to string) (int, string) {

@@ -400,6 +400,20 @@ const (
 	numAckModes
 )
 
+// PromoteMode is which replica a replica design's failover promotes.
+type PromoteMode uint8
+
+const (
+	// PromoteFreshest: the replica with the highest replication offset
+	// (replica 1), as Sentinel's sentinelSelectReplica sorts them when
+	// their replica-priority is equal.
+	PromoteFreshest PromoteMode = iota
+	// PromoteAny: any replica: a replica-priority that prefers another,
+	// or the freshest one left out (down, disconnected, its INFO stale).
+	PromoteAny
+	numPromoteModes
+)
+
 // AbandonMode is what a caller does with an acquire that is held in the
 // network past its timeout (a context deadline, an interrupt).
 type AbandonMode uint8
@@ -476,7 +490,8 @@ type Design struct {
 	// release got no answer does
 	Lose        LoseMode
 	ReleaseFail ReleaseFailMode
-	Ack         AckMode // replica: WAIT for the replica before the acquire returns
+	Ack         AckMode     // replica: WAIT for the replica before the acquire returns
+	Promote     PromoteMode // replica: which replica a failover promotes
 	// storage-failovers=1: what the promoted storage replica lacks
 	StorageLoses StorageLoss
 	// max-token, max-write: the token check and the write in one step or two
@@ -672,6 +687,10 @@ var (
 		"replica: the acquire returns once the primary has the key (default)",
 		"replica: WAIT acks T after the acquire: it returns once acks= replicas have the key, or after ack-timeout ticks (then it goes on anyway: WAIT rolls nothing back)",
 	}}
+	promoteAxis = axis{"promote", []string{"freshest", "any"}, []string{
+		"replica: a failover promotes the freshest replica, the highest replication offset (default; Sentinel with equal replica-priority)",
+		"replica: a failover may promote any replica (replica-priority, or the freshest one down or disconnected): replicas ≥ 2",
+	}}
 	counterAxis = axis{"counter", []string{"service", "external"}, []string{
 		"the fencing token is the lock service's own counter (default; redlock and db have none)",
 		"redlock, db: a separate counter node, INCR fence after the lock is won (its crashes: counter-crashes)",
@@ -785,6 +804,7 @@ var wordParams = []wordParam{
 	{crashAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.CrashAt) }, nil, true},
 	{nodeAtAxis, func(d *Design) *uint8 { return (*uint8)(&d.NodeAt) }, []LockKind{LockRedis, LockReplica, LockRedlock}, true},
 	{abandonAxis, func(d *Design) *uint8 { return (*uint8)(&d.Abandon) }, []LockKind{LockRedis, LockReplica}, false},
+	{promoteAxis, func(d *Design) *uint8 { return (*uint8)(&d.Promote) }, []LockKind{LockReplica}, false},
 }
 
 // atDefault reports whether d's parameter name is at its default (a
@@ -917,6 +937,7 @@ func (m FenceCheck) String() string    { return word(fenceCheckAxis, int(m)) }
 func (m PartitionMode) String() string { return word(partitionAxis, int(m)) }
 func (p Place) String() string         { return word(pauseAtAxis, int(p)) }
 func (m AbandonMode) String() string   { return word(abandonAxis, int(m)) }
+func (m PromoteMode) String() string   { return word(promoteAxis, int(m)) }
 
 func word(a axis, i int) string {
 	if i < 0 || i >= len(a.values) {

@@ -36,6 +36,10 @@ func (d Design) replicasApply() error {
 		return designErr("design parameter acks=%d with replicas=%d: WAIT would wait for more replicas than there are; want acks from 1 to %d", d.Acks, d.Replicas, d.Replicas)
 	case d.Replicas > 1 && d.Partition == PartitionPrimary:
 		return designErr("partition=primary does not apply with replicas=%d (which replicas are cut off with the primary is not modelled); want replicas=1", d.Replicas)
+	case d.Promote == PromoteAny && d.Replicas == 1:
+		return designErr("promote=any applies only with replicas ≥ 2 (with one replica there is no choice)")
+	case d.Promote == PromoteAny && d.Failovers == 0:
+		return designErr("promote=any applies only with failovers ≥ 1")
 	case d.Replicas > 1 && d.FsyncTicks > 0 && 2+d.Replicas > MaxNodes:
 		return designErr("design parameter fsync does not apply with replicas=%d: no node slot is left for the primary's append-only file; want replicas from 1 to %d", d.Replicas, MaxNodes-2)
 	}
@@ -66,7 +70,15 @@ func replicaActions(d *Design, s *State, buf []Action) []Action {
 	if !nodeFaultAt(d, s, 0) { // node-at=…: only at the primary key's holder's step
 		return buf
 	}
-	return append(buf, Action{Kind: ActFailover})
+	buf = append(buf, Action{Kind: ActFailover})
+	if d.Promote == PromoteAny {
+		for k := 2; k <= d.Replicas; k++ {
+			if p, q := &s.Nodes[k-1], &s.Nodes[k]; p.Owner != q.Owner || p.Exp != q.Exp || p.Fence != q.Fence {
+				buf = append(buf, Action{Kind: ActFailover, Arg: uint8(k - 1)})
+			} // the same copy as the fresher one: promoting it is the same step
+		}
+	}
+	return buf
 }
 
 // lagging is the first replica (1 … replicas) that has not caught up:
@@ -173,7 +185,7 @@ func replicaResync(d *Design, s *State) {
 // does not die: it keeps answering its side (split brain). The promoted
 // replica becomes node 0, the clients of the other side use it; the old
 // primary moves to node 1 and its clients (FlagOldSide) go on using it.
-func failover(d *Design, s *State, ev *Event) {
+func failover(d *Design, s *State, a Action, ev *Event) {
 	s.Used[FaultFailover]++
 	ev.Other = s.Nodes[0].Owner
 	if isolated(d, s) {
@@ -185,12 +197,27 @@ func failover(d *Design, s *State, ev *Event) {
 		}
 		ev.Flags |= EvSplit
 	} else {
-		s.Nodes[0] = s.Nodes[1]
+		promote(s, int(a.Arg)+1)
 	}
 	ev.Value = s.Nodes[0].Owner
 	ackBroken(d, s, ev)
 	if k := diskNode(d); k >= 0 { // the promoted replica's own append-only file, taken as fsynced
 		fsync(s.Nodes[0], &s.Nodes[k])
+	}
+}
+
+// promote makes replica p the primary (promote=any: Sentinel's choice).
+// The replicas fresher than it hold history the new primary never had:
+// reconfigured to follow it, they cannot resync partially and take a full
+// resync, taken as at once; so does the old primary, back as a replica.
+// Replicas 1 … p are then copies of the new primary, the staler ones go
+// on from their copies.
+func promote(s *State, p int) {
+	s.Nodes[0] = s.Nodes[p]
+	for k := 1; k < p; k++ {
+		back := s.Nodes[k].Back
+		s.Nodes[k] = s.Nodes[0]
+		s.Nodes[k].Back = back
 	}
 }
 
@@ -274,6 +301,22 @@ func othersFollow(d *Design) string {
 	return fmt.Sprintf("replicas 2 … %d follow the new primary from where they were", d.Replicas)
 }
 
+// stalerFollow says what the replicas do after replica p's promotion: the
+// fresher ones resync in full, the staler ones go on from their copies.
+func stalerFollow(d *Design, p int) string {
+	w := "replica 1, fresher than it, resyncs from it in full, and so does the old primary, back as a replica"
+	if p > 2 {
+		w = fmt.Sprintf("replicas 1 … %d, fresher than it, resync from it in full, and so does the old primary, back as a replica", p-1)
+	}
+	switch {
+	case p+1 == d.Replicas:
+		w += fmt.Sprintf("; replica %d follows it from where it was", d.Replicas)
+	case p < d.Replicas:
+		w += fmt.Sprintf("; replicas %d … %d follow it from where they were", p+1, d.Replicas)
+	}
+	return w
+}
+
 // ackBrokenWords names the clients whose WAIT the primary's death broke.
 func ackBrokenWords(ev *Event) string {
 	if ev.AckMask == 0 {
@@ -303,6 +346,9 @@ func describeReplicate(d *Design, st *StepRecord) string {
 }
 
 func describeFailover(d *Design, st *StepRecord) string {
+	if p := int(st.Action.Arg) + 1; p > 1 {
+		return fmt.Sprintf("failover: the primary dies, and Sentinel promotes replica %d, not the freshest (key %s there, fence %d); %s", p, owner(st.Event.Value), st.After.Nodes[0].Fence, stalerFollow(d, p)) + ackBrokenWords(&st.Event)
+	}
 	if d.Replicas > 1 {
 		return fmt.Sprintf("failover: the primary dies, the freshest replica (replica 1) is promoted (key %s there, fence %d); the old primary comes back as its replica 1, resynced, and %s", owner(st.Event.Value), st.After.Nodes[0].Fence, othersFollow(d)) + ackBrokenWords(&st.Event)
 	}

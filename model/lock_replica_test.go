@@ -46,3 +46,31 @@ func TestReplicasFreshestFirst(t *testing.T) {
 	require.Equal(t, uint8(0), s.Nodes[3].Owner, "the stalest keeps its old copy")
 	require.Equal(t, 3, lagging(&d, &s))
 }
+
+// TestPromoteAny: promote=any offers a failover to each replica whose copy
+// differs from the fresher one's; promoting replica p resyncs replicas
+// 1 … p from it and leaves the staler ones alone.
+func TestPromoteAny(t *testing.T) {
+	d, err := ParseDesign("replica/cad/rw/max-token,promote=any,clients=2,pauses=0,replicas=3")
+	require.NoError(t, err)
+	s := Init(&d)
+	failovers := func() []string {
+		var out []string
+		for _, a := range Actions(&d, &s, nil) {
+			if a.Kind == ActFailover {
+				out = append(out, a.String())
+			}
+		}
+		return out
+	}
+	require.Equal(t, []string{"failover"}, failovers(), "three equal copies: one choice")
+	s, _ = Step(&d, s, Action{Kind: ActAcquire, Client: A})
+	s, _ = Step(&d, s, Action{Kind: ActReplicate})
+	require.Equal(t, []string{"failover", "failover 2"}, failovers(), "replicas 2 and 3 hold the same older copy")
+	s, _ = Step(&d, s, Action{Kind: ActFailover, Arg: 1})
+	require.Equal(t, uint8(0), s.Nodes[0].Owner, "replica 2 had no key")
+	require.Equal(t, uint16(0), s.Nodes[0].Fence)
+	for k := 1; k <= 3; k++ {
+		require.Equal(t, s.Nodes[0], s.Nodes[k], "replica %d", k)
+	}
+}

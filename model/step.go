@@ -83,7 +83,7 @@ var actionTable = [numActionKinds]actionFacts{
 	ActCrash:     {"crash", true, true, argNone},
 	ActDelay:     {"delay", true, true, argTicks},
 	ActReplicate: {"replicate", false, false, argReplica},
-	ActFailover:  {"failover", false, true, argNone},
+	ActFailover:  {"failover", false, true, argReplica},
 	ActNodeCrash: {"node-crash", false, true, argNode},
 	ActClockJump: {"clock-jump", false, true, argNode},
 	ActLose:      {"lose", true, true, argNone},
@@ -517,7 +517,7 @@ func StepTo(d *Design, s *State, a Action, ev *Event) {
 	case ActReplicate:
 		replicate(s, a, ev)
 	case ActFailover:
-		failover(d, s, ev)
+		failover(d, s, a, ev)
 	case ActNodeCrash:
 		nodeCrash(d, s, int(a.Arg), ev)
 	case ActClockJump:
