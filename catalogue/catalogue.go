@@ -60,6 +60,8 @@ var Entries = []Entry{
 	{"replica/cad/rw/max-token,ack=wait,clients=2,pauses=0,ack-timeout=2,replicas=2,acks=2", "WAIT 2 times out with neither of two replicas caught up: the freshest has no key, the token repeats"},
 	{"replica/cad/rw/max-token,ack=wait,promote=any,clients=2,pauses=0,replicas=2", "WAIT 1 of two replicas, and Sentinel promotes the other one: the token repeats"},
 	{"replica/cad/rw/max-token,ack=wait,promote=any,clients=2,pauses=0,replicas=2,acks=2", "WAIT 2 of two: whichever replica Sentinel promotes has every acknowledged key"},
+	{"replica/cad/rw/max-token,clients=2,pauses=0,failovers=2,replicas=2", "two failures in a row: one already loses updates; the second can bring back a released key (story replica-two-failovers)"},
+	{"replica/cad/rw/max-token,ack=wait,clients=2,pauses=0,failovers=2", "WAIT 1 0 through two failures in a row: each promoted replica has every acknowledged key"},
 	// Redlock
 	{"redlock/cad/none/plain,pauses=0", "five nodes, no faults"},
 	{"redlock/cad/none/plain", "a pause after the vote"},

@@ -848,7 +848,7 @@ var intParams = []intParam{
 	{"restarts", 0, 2, 0, func(d *Design) *int { return &d.Restarts }, "fault budget: a client crashes and its supervisor restarts it at once: a new process (a new lock value) runs the crashed job again", nil},
 	{"nodes", 3, MaxNodes, 5, func(d *Design) *int { return &d.Nodes }, "redlock: independent Redis nodes", []LockKind{LockRedlock}},
 	{"drift", 0, 10, 1, func(d *Design) *int { return &d.DriftTicks }, "clock drift allowance in the validity (redlock, check=validity)", nil},
-	{"failovers", 0, 1, 1, func(d *Design) *int { return &d.Failovers }, "replica: fault budget of failovers", []LockKind{LockReplica}},
+	{"failovers", 0, 2, 1, func(d *Design) *int { return &d.Failovers }, "replica: fault budget of failovers (2: two failures in a row, the second of the promoted primary)", []LockKind{LockReplica}},
 	{"node-crashes", 0, 2, 0, func(d *Design) *int { return &d.NodeCrashes }, "fault budget: lock-node crashes (redis, replica primary, redlock)", []LockKind{LockRedis, LockReplica, LockRedlock}},
 	{"restart", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.RestartTicks }, "ticks a crashed node stays down", []LockKind{LockRedis, LockReplica, LockRedlock}},
 	{"persist", 0, 1, 0, func(d *Design) *int { return &d.Persist }, "1: a crashed node keeps its keys and fence counter", []LockKind{LockRedis, LockReplica, LockRedlock}},
