@@ -78,6 +78,7 @@ var Entries = []Entry{
 	// etcd
 	{"etcd/cad/none/plain,renew=3", "lease with keep-alive, a pause"},
 	{"etcd/cad/rw/max-token,renew=3", "the revision as fencing token"},
+	{"etcd/cad/none/plain,watchdog=session,delay-at=acquire,pauses=0,renew=3,delays=1", "the session's keep-alive renews a key whose acquire reply is held (concurrency.Session): the late reply finds it still held"},
 	// etcd's queued Mutex (concurrency.Mutex)
 	{"etcd-mutex/del/none/plain", "queued Mutex: the holder's session lease expires in a pause, the next waiter takes the lock"},
 	{"etcd-mutex/cad/rw/max-token", "the create revision as fencing token"},

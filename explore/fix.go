@@ -945,6 +945,9 @@ var knobs = []knob{
 			if to == "thread" {
 				return 1, "renew in a thread of its own (it outlives a hung worker: that lock is never freed)"
 			}
+			if to == "session" {
+				return 1, "renew with the session's keep-alive (etcd's concurrency.Session: the key's lease is renewed while the acquire's reply is still held too)"
+			}
 			if to == "sidecar" {
 				return 1, "renew in a sidecar process (it renews through the worker's pauses; a crashed or hung worker's lock is never freed, so it is checked against a worker crash too)"
 			}

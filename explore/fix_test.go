@@ -267,7 +267,7 @@ func TestFixRejectsAFixThatBreaksAnotherProperty(t *testing.T) {
 // some design, and two changes never repeat a design of one change.
 func TestNeighboursCoverTheGrammar(t *testing.T) {
 	reached := map[string]bool{}
-	for _, name := range []string{"redis/cad/none/plain", "redlock/cad/none/plain", "db/cad/none/plain", "redis/del/rw/max-token,renew=3", "redlock/cad/rw/max-token,counter=external", "redis/cad/none/plain,losses=1,timeout=3,release-fail=forget"} {
+	for _, name := range []string{"redis/cad/none/plain", "redlock/cad/none/plain", "db/cad/none/plain", "redis/del/rw/max-token,renew=3", "redlock/cad/rw/max-token,counter=external", "redis/cad/none/plain,losses=1,timeout=3,release-fail=forget", "etcd/cad/none/plain,renew=3"} {
 		d, err := model.ParseDesign(name)
 		require.NoError(t, err)
 		for _, c := range changes(d) {

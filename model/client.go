@@ -143,10 +143,11 @@ func (c *Client) take(d *Design, k ActionKind, r Reply, now uint8) Taken {
 // follows, whatever this one did: a failed renewal does not stop the
 // worker. With renew-fail=stop a failed one stops the watchdog and the
 // worker (stopWorker). A renewal after the release (watchdog-stop=
-// after-unlock) is the watchdog's last.
+// after-unlock) is the watchdog's last. A session's keep-alive
+// (watchdog=session) goes on while the acquire's reply is held.
 func (c *Client) takeRenew(d *Design, r Reply, now uint8) Taken {
 	switch {
-	case !c.Believes():
+	case !c.Believes() && c.Flags&renewsFor(d)&FlagReply == 0:
 		c.Timer = 0
 	case r.Result != ResOK && d.RenewFail == RenewFailStop:
 		c.Timer = 0
@@ -244,7 +245,9 @@ func (c *Client) TakeAcquireReply(d *Design, left int, now uint8) Taken {
 		return Taken{Flags: EvGiveUp}
 	}
 	c.Flags |= FlagBelieves // the acquire reply says OK only now
-	if d.RenewTicks > 0 {
+	if d.RenewTicks > 0 && (d.Watchdog != WatchdogSession || c.Timer == 0) {
+		// (a session's keep-alive has renewed from the acquire on: it
+		// keeps its own beat)
 		c.Timer = now + uint8(d.RenewTicks)
 	}
 	return Taken{}

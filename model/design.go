@@ -251,6 +251,12 @@ const (
 	// pauses (the lock outlives them), and for ever after it crashes or
 	// hangs holding the lock. fault_client.go.
 	WatchdogSidecar
+	// WatchdogSession: renewal is the keep-alive of the client's session
+	// (etcd's concurrency.Session): a thread of its own, as with thread,
+	// whose lease the key is put with, so it renews the key from the
+	// acquire on, also while the acquire's reply is held in the network
+	// and the client does not yet know the key is its own. lock=etcd only.
+	WatchdogSession
 	numWatchdogModes
 )
 
@@ -665,10 +671,11 @@ var (
 		"max-token storage forgets the tokens of reads",
 		"keys live one tick less than their TTL (off by one)",
 	}}
-	watchdogAxis = axis{"watchdog", []string{"worker", "thread", "sidecar"}, []string{
+	watchdogAxis = axis{"watchdog", []string{"worker", "thread", "sidecar", "session"}, []string{
 		"renew=k: the renewal runs in the worker and stops with it (default)",
 		"renew=k: the renewal runs in a thread of its own that outlives a hung worker (a pause still freezes both)",
 		"renew=k: the renewal runs in a sidecar process: it renews through the worker's pauses, and for ever once the worker crashed or hung holding the lock",
+		"renew=k, lock=etcd: the renewal is the session's keep-alive (etcd's concurrency.Session), a thread of its own that renews the key while the acquire's reply is still held in the network too",
 	}}
 	valueAxis = axis{"value", []string{"job", "process", "acquire"}, []string{
 		"jobs=N: each job writes a lock value of its own, the same in every attempt of the job (default; redsync draws one per Lock call)",

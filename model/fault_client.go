@@ -196,6 +196,8 @@ func describeHang(d *Design, st *StepRecord) string {
 		return "its worker hangs for good; the watchdog runs in the worker and stops with it"
 	case d.Watchdog == WatchdogSidecar:
 		renewer = "sidecar"
+	case d.Watchdog == WatchdogSession:
+		renewer = "session's keep-alive"
 	}
 	if st.Event.Value == 0 {
 		return "its worker hangs for good; its " + renewer + " has no key to renew"

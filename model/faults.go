@@ -302,6 +302,9 @@ func (d Design) faultsApply() error {
 	if d.Watchdog != WatchdogWorker && d.RenewTicks == 0 {
 		return designErr("design parameter watchdog=%s applies only with renew ≥ 1", d.Watchdog)
 	}
+	if d.Watchdog == WatchdogSession && d.Lock != LockEtcd {
+		return designErr("design parameter watchdog=session applies only to lock etcd (a key put with the session's lease: etcd's concurrency.Session); allowed for %s: worker, thread, sidecar", d.Lock)
+	}
 	if err := d.renewApplies(); err != nil {
 		return err
 	}

@@ -338,7 +338,18 @@ func strayDue(s *State, i int) bool {
 // renewDue reports whether client i's watchdog must renew now.
 func renewDue(d *Design, s *State, i int) bool {
 	c := &s.Clients[i]
-	return d.RenewTicks > 0 && c.Flags&(FlagBelieves|pausedFreezes(d)) == FlagBelieves && c.Timer != 0 && c.Timer <= s.Now && c.Live()
+	return d.RenewTicks > 0 && c.Flags&renewsFor(d) != 0 && c.Flags&pausedFreezes(d) == 0 && c.Timer != 0 && c.Timer <= s.Now && c.Live()
+}
+
+// renewsFor is the flags of a client whose watchdog renews: it believes
+// it holds the lock, or (watchdog=session) its acquire was applied and
+// the reply is held: the session's lease renews the key it does not yet
+// know is its own.
+func renewsFor(d *Design) uint16 {
+	if d.Watchdog == WatchdogSession {
+		return FlagBelieves | FlagReply
+	}
+	return FlagBelieves
 }
 
 // lateRenewDue reports whether client i's watchdog, stopped only after

@@ -340,7 +340,7 @@ func WatchdogFrozen(d *Design, s *State, i int) bool {
 	if sessionQueue(d) {
 		return c.Flags&FlagZNode != 0 && c.Timer != 0
 	}
-	return d.RenewTicks > 0 && d.Watchdog != WatchdogSidecar && c.Believes() && c.Timer != 0 && c.Timer <= s.Now
+	return d.RenewTicks > 0 && d.Watchdog != WatchdogSidecar && c.Flags&renewsFor(d) != 0 && c.Timer != 0 && c.Timer <= s.Now
 }
 
 func watchdogName(d *Design) string { return Service(d.Lock).Beat }

@@ -406,8 +406,12 @@ func (c *client) arriveAcquire(ctx context.Context, ob *Obs, now uint8) error {
 		if granted {
 			r.Result = model.ResOK
 		}
+		timer := c.m.Timer                           // a session's keep-alive that renewed the key while the reply was held
 		c.m.Take(c.d, model.ActAcquire, r, c.heldAt) // the server's answer, at the send
-		if int(c.m.Ready) <= int(now) {              // its poll's back-off from the send is over
+		if c.d.Watchdog == model.WatchdogSession && timer != 0 {
+			c.m.Timer = timer // it keeps its own beat (the model's delay took the answer before the renewals)
+		}
+		if int(c.m.Ready) <= int(now) { // its poll's back-off from the send is over
 			c.m.Ready = 0
 		}
 	}

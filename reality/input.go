@@ -84,12 +84,6 @@ func heldPlayable(d *model.Design, client string, run *model.Run) error {
 			return &NotPlayable{Design: d.Name(), Client: client,
 				Because: fmt.Sprintf("step %d (%s) holds its %s, and real runs hold writes and the replies of a Redis or etcd lock's acquires only", st.Seq, st.Action, k)}
 		}
-		if k == model.ActAcquire && client == ClientEtcdMutex {
-			// found by playing acquire-reply-delay (TestEtcdHeldAcquireReply):
-			// the HTTP/2 hold passes the Session's keep-alive stream
-			return &NotPlayable{Design: d.Name(), Client: client,
-				Because: fmt.Sprintf("step %d (%s) holds the acquire's reply for %d ticks: etcd's Session keeps its lease alive all the while (its keep-alives pass the held Txn reply), and the key with it, where the design's watchdog=thread renews only once the client has heard the reply, so its key expires a TTL after the send", st.Seq, st.Action, st.Action.Arg)}
-		}
 		if k == model.ActAcquire && client == ClientRedsync && int(st.Action.Arg) >= d.TTLTicks && d.Check != model.CheckAcquire {
 			// found by playing reality/testdata/acquire-reply-ttl.txt
 			// (TestHeldAcquireReply): the model's client trusts the late OK

@@ -39,7 +39,7 @@ var clientDoc = map[string]string{
 	ClientReference: "lockcheck's own client: the design's requests, as the model sends them",
 	ClientRedsync:   "redsync v4: Mutex.TryLockContext (one SET NX PX), ExtendContext, UnlockContext (Lua check-and-delete)",
 	ClientRedislock: "redislock: Obtain (Lua SET NX PX, no retry), Lock.Refresh, Lock.Release (Lua check-and-delete)",
-	ClientEtcdMutex: "etcd concurrency: a Session (lease kept alive every TTL/3: renew=TTL/3, watchdog=thread) and Mutex.TryLock, Mutex.Unlock",
+	ClientEtcdMutex: "etcd concurrency: a Session (lease kept alive every TTL/3: renew=TTL/3, watchdog=session) and Mutex.TryLock, Mutex.Unlock",
 	ClientUser:      "your lock client (package locktest): its Acquire, Extend and Release",
 }
 
@@ -137,8 +137,8 @@ func CheckClient(name string, d *model.Design) error {
 		if err := common(name); err != nil {
 			return err
 		}
-		if k := sessionRenewTicks(d.TTLTicks); d.RenewTicks != k || d.Watchdog != model.WatchdogThread {
-			return fmt.Errorf("client %s: its session renews its lease by itself every TTL/3, beside the worker: want renew=%d and watchdog=thread with ttl=%d, not renew=%d and watchdog=%s", name, k, d.TTLTicks, d.RenewTicks, d.Watchdog)
+		if k := sessionRenewTicks(d.TTLTicks); d.RenewTicks != k || d.Watchdog != model.WatchdogSession {
+			return fmt.Errorf("client %s: its session renews its lease by itself every TTL/3, beside the worker: want renew=%d and watchdog=session with ttl=%d, not renew=%d and watchdog=%s", name, k, d.TTLTicks, d.RenewTicks, d.Watchdog)
 		}
 		return nil
 	}

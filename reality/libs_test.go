@@ -47,7 +47,7 @@ func TestPausedLibraryIsFrozen(t *testing.T) {
 // client's session must stop renewing (etcdMutexLock.crashed), its lease
 // runs out and the library table's crash rows agree with the model
 // (TestLibraryTable plays them). The model renews as the session does
-// (renew=TTL/3, watchdog=thread: session.go), so no tolerance excuses a
+// (renew=TTL/3, watchdog=session: session.go), so no tolerance excuses a
 // kept-alive key any more (the old one excused a running client's; it
 // once hid this very bug). With the old adapter, in which a crash ended
 // the caller only and the session renewed its lease for the rest of the

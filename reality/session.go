@@ -14,11 +14,15 @@ import (
 // (client/v3 v3.6.16 lease.go). The lease's TTL is whole seconds, so the
 // keep-alive comes every TTL/3 seconds rounded up to the loop's next wake.
 //
-// The model says the same with renew=k and watchdog=thread: a renewal
+// The model says the same with renew=k and watchdog=session: a renewal
 // that runs beside the worker (through its slow work; a hung worker does
 // not stop it), frozen with the process in a pause (reality holds the
 // client's traffic, the keep-alive's too), ended by a crash (the adapter
-// orphans the session, etcdMutexLock.crashed). ForClient gives etcd-mutex
+// orphans the session, etcdMutexLock.crashed), and, unlike watchdog=thread,
+// renewing the key while the acquire's reply is held in the network: the
+// key is put with the session's lease, which the keep-alive renews
+// whether or not the client has heard the reply (the client's HTTP/2
+// proxy holds the Txn's stream only, h2hold.go; TestEtcdHeldAcquireReply). ForClient gives etcd-mutex
 // designs renew = TTL/3 in whole ticks. With ttl=3 on 2s ticks the lease
 // is 5s (TTL), its keep-alive 5s/3 = 1.67s rounded up to the loop's wake:
 // every 2.0s, one a tick, the first when the session is made, just before
@@ -36,10 +40,10 @@ import (
 func sessionRenewTicks(ttl int) int { return max(1, ttl/3) }
 
 // sessionRenewal adapts design d (an etcd lock with no renewal) to the
-// session's keep-alive, renew=TTL/3 and watchdog=thread, and refits the
+// session's keep-alive, renew=TTL/3 and watchdog=session, and refits the
 // trace to it (refitRenewals): what ForClient does for etcd-mutex.
 func sessionRenewal(d *model.Design, trace []model.Action) ([]model.Action, string, error) {
-	d.RenewTicks, d.Watchdog = sessionRenewTicks(d.TTLTicks), model.WatchdogThread
+	d.RenewTicks, d.Watchdog = sessionRenewTicks(d.TTLTicks), model.WatchdogSession
 	if err := d.Validate(); err != nil {
 		return nil, "", err
 	}
@@ -47,7 +51,7 @@ func sessionRenewal(d *model.Design, trace []model.Action) ([]model.Action, stri
 	if err != nil {
 		return nil, "", err
 	}
-	how := fmt.Sprintf("renew=%d, watchdog=thread: the Session's keep-alive every TTL/3, beside the worker", d.RenewTicks)
+	how := fmt.Sprintf("renew=%d, watchdog=session: the Session's keep-alive every TTL/3, beside the worker", d.RenewTicks)
 	if f.renewals > 0 {
 		how += fmt.Sprintf("; %d renew %s added, each right after the tick it falls due at", f.renewals, plural(f.renewals, "step", "steps"))
 	}

@@ -9,7 +9,7 @@ import (
 
 // TestSessionRenewalRefit tests the etcd-mutex adaptation without a
 // server: the Session's keep-alive is the model's renew=TTL/3 with
-// watchdog=thread, each renewal right after the tick it falls due at.
+// watchdog=session, each renewal right after the tick it falls due at.
 // Demo 5's slow job, which loses an update with no renewal, keeps its key
 // through the slow work in the refit schedule: the steps that no longer
 // fit (B's read and write after the OK it no longer gets) are dropped, and
@@ -28,10 +28,10 @@ func TestSessionRenewalRefit(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := out.Design
-	if d.Lock != model.LockEtcd || d.RenewTicks != 3 || d.Watchdog != model.WatchdogThread {
-		t.Fatalf("design %s: want lock=etcd, renew=3 (TTL 10 / 3), watchdog=thread", d.Name())
+	if d.Lock != model.LockEtcd || d.RenewTicks != 3 || d.Watchdog != model.WatchdogSession {
+		t.Fatalf("design %s: want lock=etcd, renew=3 (TTL 10 / 3), watchdog=session", d.Name())
 	}
-	if !strings.Contains(how, "renew=3, watchdog=thread") || !strings.Contains(how, "no longer fit dropped") {
+	if !strings.Contains(how, "renew=3, watchdog=session") || !strings.Contains(how, "no longer fit dropped") {
 		t.Fatalf("how %q: want the renewal and the refit named", how)
 	}
 	run, err := model.Replay(&d, out.Trace)
@@ -69,7 +69,57 @@ func TestSessionRenewalRefit(t *testing.T) {
 	// a design without the session's renewal is refused, saying what to use
 	bare := crash.Design
 	bare.RenewTicks, bare.Watchdog = 0, model.WatchdogWorker
-	if err := CheckClient(ClientEtcdMutex, &bare); err == nil || !strings.Contains(err.Error(), "want renew=1 and watchdog=thread") {
-		t.Fatalf("CheckClient with renew=0: want a refusal naming renew=1 and watchdog=thread, got %v", err)
+	if err := CheckClient(ClientEtcdMutex, &bare); err == nil || !strings.Contains(err.Error(), "want renew=1 and watchdog=session") {
+		t.Fatalf("CheckClient with renew=0: want a refusal naming renew=1 and watchdog=session, got %v", err)
 	}
+}
+
+// TestSessionRenewsHeldAcquire tests why etcd-mutex plays watchdog=session
+// and not watchdog=thread: in the session-reply story B's acquire reply is
+// held for a whole TTL, and the session's keep-alive renews B's key before
+// the reply arrives, so it never expires and nobody acts without the key,
+// as on real etcd (TestEtcdHeldAcquireReply plays it). With
+// watchdog=thread, a renewal that starts with the reply, the model's key
+// expires at t=5 and B acts without it: the difference real runs showed
+// before the model had the word ("step 17 (t=5 tick): key after: model
+// nobody, real B's", on testdata/etcd-acquire-reply.txt).
+func TestSessionRenewsHeldAcquire(t *testing.T) {
+	in := storyInput(t, "session-reply")
+	out, how, err := ForClient(in, ClientEtcdMutex)
+	if err != nil || how != "" {
+		t.Fatalf("session-reply: want it played as it is for etcd-mutex, got how %q, %v", how, err)
+	}
+	run, err := model.Replay(&out.Design, out.Trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := run.Violated("exclusive"); ok {
+		t.Fatalf("watchdog=session: the session renews B's key while its reply is held, want exclusive to hold")
+	}
+	thread := out.Design
+	thread.Watchdog = model.WatchdogThread
+	trace, _, err := refitRenewals(&thread, in.Trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run, err = model.Replay(&thread, trace); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := run.Violated("exclusive"); !ok {
+		t.Fatalf("watchdog=thread: B's key, unrenewed while its reply is held, must expire and B act without it")
+	}
+}
+
+// storyInput loads a story of model/scenarios as the library table does.
+func storyInput(t *testing.T, name string) *Input {
+	t.Helper()
+	dm, err := model.LoadDemo(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := Load(name, dm.Scenario.Format())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
 }
