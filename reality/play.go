@@ -236,10 +236,11 @@ func window(d *model.Design, tick time.Duration) time.Duration {
 	if etcdDesign(d) {
 		return tick/2 - etcdLag
 	}
-	if model.SameDatabase(d) {
+	if model.SameDatabase(d) || d.Lock == model.LockZooKeeper {
 		// PostgreSQL ends an idle session or transaction from a timer of
-		// its backend, half a tick short of the TTL after its last
-		// statement: a statement answered late in its tick leaves the
+		// its backend, and ZooKeeper expires a session from its session
+		// tracker's, half a tick short of the TTL after the client was
+		// last heard: a request answered late in its tick leaves the
 		// timer little time before the next tick's look, and a loaded
 		// machine runs the timer late (a CI run saw a statement answered
 		// 77ms into a 200ms tick, and the kill still pending 23ms later).

@@ -52,12 +52,13 @@ func reproduce(t *testing.T, in *Input, opts Options) *Comparison {
 		}
 		opts.Tick, attempts = EtcdTick, 2 // 2s, then 4s
 	}
-	if opts.Tick == 0 && model.SameDatabase(&in.Design) {
+	if opts.Tick == 0 && (model.SameDatabase(&in.Design) || in.Design.Lock == model.LockZooKeeper) {
 		// PostgreSQL ends a session by a timer of its backend process,
-		// which a loaded machine runs late: a CI run at load 12 saw a
-		// transaction killed more than the 25ms margin of a 50ms tick
-		// after its idle_in_transaction_session_timeout; 100ms ticks give
-		// it 50ms
+		// ZooKeeper by its session tracker's, which a loaded machine runs
+		// late: a CI run at load 12 saw a transaction killed more than
+		// the 25ms margin of a 50ms tick after its
+		// idle_in_transaction_session_timeout, and a ZooKeeper session
+		// outlived its tick too; 100ms ticks give them 50ms
 		opts.Tick = 2 * testTick
 	}
 	if opts.Tick == 0 {
