@@ -429,26 +429,23 @@ func playAll(t testing.TB, cfg Config, d *model.Design, scheds []Schedule) (void
 		t.Errorf("locktest: %v", err)
 		return 0
 	}
-	var etcds []string // Etcd: each slot's member
-	if cfg.Service == Etcd {
-		if etcds, err = startEtcd(t, par); err != nil {
-			t.Errorf("locktest: %v", err)
-			return 0
-		}
+	// Etcd, Postgres, ZooKeeper: each slot's server of the lock
+	var locks []string
+	var lockWords string
+	switch cfg.Service {
+	case Etcd:
+		locks, err = startEtcd(t, par)
+		lockWords = "embedded etcd members"
+	case Postgres:
+		locks, err = startPostgres(t, par)
+		lockWords = "PostgreSQL servers"
+	case ZooKeeper:
+		locks, err = startZooKeeper(t, par)
+		lockWords = "ZooKeeper servers"
 	}
-	var pgs []string // Postgres: each slot's server
-	if cfg.Service == Postgres {
-		if pgs, err = startPostgres(t, par); err != nil {
-			t.Errorf("locktest: %v", err)
-			return 0
-		}
-	}
-	var zks []string // ZooKeeper: each slot's server
-	if cfg.Service == ZooKeeper {
-		if zks, err = startZooKeeper(t, par); err != nil {
-			t.Errorf("locktest: %v", err)
-			return 0
-		}
+	if err != nil {
+		t.Errorf("locktest: %v", err)
+		return 0
 	}
 	maker := cfg.maker()
 	type verdict struct {
@@ -468,14 +465,8 @@ func playAll(t testing.TB, cfg Config, d *model.Design, scheds []Schedule) (void
 			defer wg.Done()
 			srv, pair := srvs[slot/pairsPerServer], slot%pairsPerServer
 			var at server
-			if etcds != nil {
-				at.etcd = etcds[slot]
-			}
-			if pgs != nil {
-				at.postgres = pgs[slot]
-			}
-			if zks != nil {
-				at.zookeeper = zks[slot]
+			if locks != nil {
+				at = cfg.server(locks[slot])
 			}
 			for {
 				k := int(next.Add(1) - 1)
@@ -533,14 +524,8 @@ func playAll(t testing.TB, cfg Config, d *model.Design, scheds []Schedule) (void
 	for _, s := range srvs {
 		addrs = append(addrs, s.Addr())
 	}
-	if len(etcds) > 0 {
-		addrs = append(addrs, fmt.Sprintf("%d embedded etcd members", len(etcds)))
-	}
-	if len(pgs) > 0 {
-		addrs = append(addrs, fmt.Sprintf("%d PostgreSQL servers", len(pgs)))
-	}
-	if len(zks) > 0 {
-		addrs = append(addrs, fmt.Sprintf("%d ZooKeeper servers", len(zks)))
+	if len(locks) > 0 {
+		addrs = append(addrs, fmt.Sprintf("%d %s", len(locks), lockWords))
 	}
 	t.Logf("locktest: %d of %d schedules of design %s (seed %d) played on %s, %d at once, in %.1f s (%.1f a second; %d void runs played again with a longer tick); %d part from the model",
 		played, len(scheds), cfg.Design(), cfg.seed(), strings.Join(addrs, ", "), par, took.Seconds(), float64(played)/took.Seconds(), void.Load(), parted)
@@ -852,12 +837,8 @@ func startRedis(t testing.TB, cfg Config, n int) ([]*reality.Server, error) {
 	bin := cfg.ServerBinary
 	if bin == "" {
 		var err error
-		if bin, err = reality.FindServer(); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("locktest: CI=true but %v", err)
-			}
-			t.Skipf("locktest: skipped: %v", err)
-		}
+		bin, err = reality.FindServer()
+		needInstalled(t, err)
 	}
 	var srvs []*reality.Server
 	for k := 0; k < n; k++ {
@@ -891,12 +872,8 @@ func startEtcd(t testing.TB, n int) ([]string, error) {
 // not installed.
 func startPostgres(t testing.TB, n int) ([]string, error) {
 	t.Helper()
-	if _, err := reality.FindPostgres(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("locktest: CI=true but %v", err)
-		}
-		t.Skipf("locktest: skipped: %v", err)
-	}
+	_, err := reality.FindPostgres()
+	needInstalled(t, err)
 	return startEach(t, n, 60*time.Second, "a PostgreSQL server", func(ctx context.Context) (string, func(), error) {
 		s, err := reality.StartPostgres(ctx)
 		if err != nil {
@@ -904,6 +881,19 @@ func startPostgres(t testing.TB, n int) ([]string, error) {
 		}
 		return s.Addr(), s.Stop, nil
 	})
+}
+
+// needInstalled skips the test when err says a server is not installed,
+// or fails it with CI=true (the real-server tests must run in CI).
+func needInstalled(t testing.TB, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("locktest: CI=true but %v", err)
+	}
+	t.Skipf("locktest: skipped: %v", err)
 }
 
 // startEach starts n servers at once with start, each within timeout and
@@ -938,12 +928,8 @@ func startEach(t testing.TB, n int, timeout time.Duration, what string, start fu
 // ZooKeeper is not installed.
 func startZooKeeper(t testing.TB, n int) ([]string, error) {
 	t.Helper()
-	if _, err := reality.FindZooKeeper(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("locktest: CI=true but %v", err)
-		}
-		t.Skipf("locktest: skipped: %v", err)
-	}
+	_, err := reality.FindZooKeeper()
+	needInstalled(t, err)
 	return startEach(t, n, 60*time.Second, "a ZooKeeper server", func(ctx context.Context) (string, func(), error) {
 		s, err := reality.StartZooKeeper(ctx)
 		if err != nil {
@@ -956,6 +942,19 @@ func startZooKeeper(t testing.TB, n int) ([]string, error) {
 // server is where a slot's schedules lock besides Redis: its etcd member,
 // its PostgreSQL server or its ZooKeeper server ("": none).
 type server struct{ etcd, postgres, zookeeper string }
+
+// server is a slot's server of the lock at addr, for cfg's service.
+func (cfg Config) server(addr string) server {
+	switch cfg.Service {
+	case Etcd:
+		return server{etcd: addr}
+	case Postgres:
+		return server{postgres: addr}
+	case ZooKeeper:
+		return server{zookeeper: addr}
+	}
+	return server{}
+}
 
 // voidRuns is how many times a schedule is played, the tick doubled each
 // time (100ms to 3.2s by default; etcd: 2s to 8s), while the machine

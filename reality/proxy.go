@@ -132,15 +132,7 @@ func (p *proxy) accept() {
 // (reply: src is the server, and a hold of replies only holds it too).
 func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 	defer p.wg.Done()
-	defer func() {
-		dst.Close()
-		src.Close()
-		p.mu.Lock()
-		delete(p.conns, dst)
-		delete(p.conns, src)
-		delete(p.talked, dst)
-		p.mu.Unlock()
-	}()
+	defer p.closePair(dst, src)
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
@@ -188,18 +180,22 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 	}
 }
 
+// closePair closes both sides of a proxied connection and forgets them.
+func (p *proxy) closePair(dst, src net.Conn) {
+	dst.Close()
+	src.Close()
+	p.mu.Lock()
+	delete(p.conns, dst)
+	delete(p.conns, src)
+	delete(p.talked, dst)
+	p.mu.Unlock()
+}
+
 // h2Pipe runs one direction of an HTTP/2 connection (copy) and closes
 // both sides when it ends.
 func (p *proxy) h2Pipe(dst, src net.Conn, copy func() error) {
 	defer p.wg.Done()
-	defer func() {
-		dst.Close()
-		src.Close()
-		p.mu.Lock()
-		delete(p.conns, dst)
-		delete(p.conns, src)
-		p.mu.Unlock()
-	}()
+	defer p.closePair(dst, src)
 	_ = copy() // EOF, a closed connection, or a frame the proxy cannot read: the connection ends
 }
 
