@@ -807,15 +807,10 @@ func randomSchedule(d *model.Design, seed, k uint64) []model.Action {
 }
 
 // sessionRace reports whether trace pauses a ZooKeeper client for
-// exactly its session's ticks: the model's session lives (the client
-// resumes at the tick its session would end), the real one, whose
-// timeout is half a tick shorter, has expired. Such a schedule says
-// nothing about the client; it is not played.
+// exactly its session's ticks (reality.SessionRace): such a schedule is
+// not played.
 func sessionRace(d *model.Design, trace []model.Action) bool {
-	if d.Lock != model.LockZooKeeper {
-		return false
-	}
-	return slices.ContainsFunc(trace, func(a model.Action) bool { return a.Kind == model.ActPause && int(a.Arg) == d.SessionTicks })
+	return d.Lock == model.LockZooKeeper && slices.ContainsFunc(trace, func(a model.Action) bool { return reality.SessionRace(d, a) })
 }
 
 // replayCommand is the one line that plays sc alone again.

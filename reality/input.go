@@ -64,12 +64,21 @@ func Load(source, text string) (*Input, error) {
 	return in, nil
 }
 
+// SessionRace reports whether a pauses a client of a session lock
+// (ZooKeeper, etcd's Mutex) for exactly its session's ticks: the model's
+// session lives (the client resumes in the tick its session would end),
+// a real one, whose timeout is half a tick shorter, has expired. Such a
+// schedule says nothing about the client.
+func SessionRace(d *model.Design, a model.Action) bool {
+	return (d.Lock == model.LockZooKeeper || d.Lock == model.LockEtcdMutex) && a.Kind == model.ActPause && int(a.Arg) == d.SessionTicks
+}
+
 // heldPlayable reports whether the requests the schedule's delays hold can
 // be held for real: writes, and the replies of a Redis or etcd lock's acquires (a
 // *NotPlayable if not). client is the lock client ("" any).
 func heldPlayable(d *model.Design, client string, run *model.Run) error {
 	for _, st := range run.Steps {
-		if d.Lock == model.LockEtcdMutex && st.Action.Kind == model.ActPause && int(st.Action.Arg) == d.SessionTicks {
+		if d.Lock == model.LockEtcdMutex && SessionRace(d, st.Action) {
 			return &NotPlayable{Design: d.Name(), Client: client,
 				Because: fmt.Sprintf("step %d (%s) pauses for exactly the session's %d ticks: the model's session lives (it resumes in the tick its lease would run out), a real lease kept alive just before each tick has run out half a tick before; pause shorter or longer", st.Seq, st.Action, d.SessionTicks)}
 		}
