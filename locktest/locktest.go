@@ -8,7 +8,8 @@
 //  1. starts a redis-server of its own on 127.0.0.1 (stopped when the test
 //     ends), and with Service Etcd an embedded etcd member (with Service
 //     Postgres a PostgreSQL server, with Service ZooKeeper a standalone
-//     ZooKeeper) for each schedule played at once;
+//     ZooKeeper) for each schedule played at once (with Pooled, a
+//     PgBouncer in front of the PostgreSQL for each schedule);
 //  2. explores the model of the design your client implements (a Redis
 //     SET NX PX lock released by check-and-delete, with the storage you
 //     name, the same on a Redis primary with a replica that a failover
@@ -118,15 +119,17 @@ const (
 	// No fencing (a token would be the key's create revision).
 	Etcd
 	// Postgres is a PostgreSQL 15 server (started by Run on loopback, one
-	// for each schedule played at once): a session-level advisory lock,
+	// for each schedule played at once): an advisory lock on a session
+	// your client opens with Target.DSN (through its proxy, named for the
+	// observer). Config.Advisory says which: a session-level lock,
 	// pg_try_advisory_lock(42) to acquire and pg_advisory_unlock(42) to
-	// release, on a session your client opens with Target.DSN (through
-	// its proxy, named for the observer, with the server's
-	// idle_session_timeout set to Target.TTL). There is no TTL to extend:
-	// the server ends a session idle that long, and its lock with it, so
-	// a pause that outlives it loses the lock. A Release on an ended
-	// session must report false (pgx closes the connection on the
-	// server's FATAL: check Conn.IsClosed). No fencing; the schedules
+	// release, with the server's idle_session_timeout set to Target.TTL;
+	// or a transaction-level one (the Lock is then a Tx). There is no TTL
+	// to extend: the server ends a session idle that long, and its lock
+	// with it, so a pause that outlives it loses the lock. A Release on an
+	// ended session must report false (pgx closes the connection on the
+	// server's FATAL: check Conn.IsClosed). With Config.Pooled the DSN
+	// reaches the server through PgBouncer. No fencing; the schedules
 	// pause and slow the job (a crash or a held write is not played on
 	// PostgreSQL).
 	Postgres
@@ -187,7 +190,9 @@ type Target struct {
 	TTL    time.Duration // the lock's TTL (ZooKeeper: the session timeout)
 	Drift  time.Duration // the clock drift a Validator subtracts from what is left
 	// DSN, with Service Postgres, is the connection string of the lock
-	// session: connect with it (pgx.Connect) in Config.New.
+	// session: connect with it (pgx.Connect) in Config.New. With
+	// Config.Pooled it reaches the server through PgBouncer, in pgx's
+	// simple query protocol (default_query_exec_mode=simple_protocol).
 	DSN string
 }
 
@@ -261,6 +266,21 @@ type Config struct {
 	// ServerBinary is the redis-server program to start ("": redis-server
 	// on PATH).
 	ServerBinary string
+	// Advisory, with Service Postgres, is the advisory lock your client
+	// takes: Session (the default) or Transaction.
+	Advisory Advisory
+	// Pooled, with Service Postgres, puts PgBouncer 1.18 in transaction
+	// pooling mode between your client and the server (started by Run
+	// for each schedule: two server connections that statements take in
+	// turn, as the model's pool=tx). A session-level
+	// lock then belongs to whichever pooled backend ran the
+	// pg_try_advisory_lock, so another client's try on it re-enters it and
+	// an unlock on the other backend returns false: Acquire and Release
+	// must each send one statement (a statement more takes a turn the
+	// model does not) and Release must report what the unlock returned.
+	// A transaction keeps its backend, so a Transaction lock is as
+	// without the pool. The pool ends no session.
+	Pooled bool
 	// Key, with Service Redis, is the key your client keeps its lock in
 	// when its library names the key itself ("": Target.Key, which is
 	// then Key): rueidislock's is its prefix, ":0:" and the lock's name.
@@ -318,6 +338,12 @@ func (cfg Config) design(faults bool) string {
 	switch {
 	case cfg.Service == Postgres:
 		s = "advisory/cad/none/plain"
+		if cfg.Advisory == Transaction {
+			s += ",level=xact"
+		}
+		if cfg.Pooled {
+			s += ",pool=tx"
+		}
 		if faults {
 			s += ",slow=1"
 		}
@@ -437,7 +463,7 @@ func playAll(t testing.TB, cfg Config, d *model.Design, scheds []Schedule) (void
 		locks, err = startEtcd(t, par)
 		lockWords = "embedded etcd members"
 	case Postgres:
-		locks, err = startPostgres(t, par)
+		locks, err = startPostgres(t, cfg, par)
 		lockWords = "PostgreSQL servers"
 	case ZooKeeper:
 		locks, err = startZooKeeper(t, par)
@@ -564,6 +590,9 @@ func (cfg Config) maker() reality.UserMaker {
 		if _, ok := l.(Extender); cfg.RenewTicks > 0 && !ok {
 			return nil, fmt.Errorf("Config.RenewTicks is %d but the Lock (%T) has no Extend method (implement locktest.Extender)", cfg.RenewTicks, l)
 		}
+		if _, ok := l.(Tx); cfg.Advisory == Transaction && !ok {
+			return nil, fmt.Errorf("Config.Advisory is locktest.Transaction but the Lock (%T) has no Query and Exec methods (implement locktest.Tx)", l)
+		}
 		if _, ok := l.(Validator); cfg.CheckValidity && !ok {
 			return nil, fmt.Errorf("Config.CheckValidity is set but the Lock (%T) has no Validity method (implement locktest.Validator)", l)
 		}
@@ -660,6 +689,10 @@ func (cfg Config) check() error {
 		return fmt.Errorf("Config.Storage %d with locktest.Postgres: want NoFencing (an advisory lock gives no token)", cfg.Storage)
 	case cfg.Service == Postgres && (cfg.LoseReleases || cfg.CheckValidity || cfg.RenewTicks != 0):
 		return errors.New("Config.LoseReleases, CheckValidity and RenewTicks with locktest.Postgres: not played (a session-level advisory lock has no TTL to extend or measure); want them unset")
+	case cfg.Service != Postgres && (cfg.Advisory != Session || cfg.Pooled):
+		return errors.New("Config.Advisory and Pooled are for locktest.Postgres; want them unset")
+	case cfg.Advisory < Session || cfg.Advisory > Transaction:
+		return fmt.Errorf("Config.Advisory %d: want locktest.Session or locktest.Transaction", cfg.Advisory)
 	case cfg.Service == Postgres && cfg.Parallel > maxPostgres:
 		return fmt.Errorf("Config.Parallel %d with locktest.Postgres: want 0 (%d) to %d schedules at once (a PostgreSQL server each)", cfg.Parallel, defaultPostgres, maxPostgres)
 	case cfg.Service == ZooKeeper && cfg.Key != "":
@@ -863,12 +896,16 @@ func startEtcd(t testing.TB, n int) ([]string, error) {
 
 // startPostgres starts n PostgreSQL servers on loopback, stopped (and
 // their directories removed) when the test ends, and returns their
-// addresses. It skips the test (fails it with CI=true) when PostgreSQL is
-// not installed.
-func startPostgres(t testing.TB, n int) ([]string, error) {
+// addresses. It skips the test (fails it with CI=true) when PostgreSQL
+// (with cfg.Pooled, PgBouncer) is not installed.
+func startPostgres(t testing.TB, cfg Config, n int) ([]string, error) {
 	t.Helper()
 	_, err := reality.FindPostgres()
 	needInstalled(t, err)
+	if cfg.Pooled {
+		_, err := reality.FindPgBouncer()
+		needInstalled(t, err)
+	}
 	return startEach(t, n, 60*time.Second, "a PostgreSQL server", func(ctx context.Context) (string, func(), error) {
 		s, err := reality.StartPostgres(ctx)
 		if err != nil {

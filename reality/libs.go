@@ -94,10 +94,12 @@ func CheckClient(name string, d *model.Design) error {
 			}
 			return nil
 		}
-		if name == ClientUser && d.Lock == model.LockAdvisory { // pg_try_advisory_lock on a session of the user's own
+		if name == ClientUser && d.Lock == model.LockAdvisory { // pg_try_advisory_lock (level=xact: in a transaction) on a session of the user's own, straight or through PgBouncer
 			switch {
-			case d.Level != model.LevelSession || d.Pool != model.PoolNone || d.End != model.EndIdle:
-				return fmt.Errorf("client %s on PostgreSQL: a session-level advisory lock on its own session, ended by idle_session_timeout: want level=session, pool=none, end=idle", name)
+			case d.End != model.EndIdle:
+				return fmt.Errorf("client %s on PostgreSQL: sessions ended by TCP keepalive are played with lockcheck's own client only; want end=idle", name)
+			case d.Pool == model.PoolTxReset:
+				return fmt.Errorf("client %s on PostgreSQL: pool=tx-reset is played with lockcheck's own client only (the run waits for DISCARD ALL on the backend of each statement, which a user's client does not report); want pool=none or tx", name)
 			case d.Check != model.CheckTrust || d.Bug != model.BugNone:
 				return fmt.Errorf("client %s on PostgreSQL: want check=trust and no planted bug", name)
 			}

@@ -41,6 +41,20 @@ type UserOwner interface {
 	Owns(v string) bool
 }
 
+// UserTx is a UserLock whose lock lives in a transaction (a PostgreSQL
+// transaction-level advisory lock, level=xact): its Acquire began the
+// transaction and took the lock in it, the job's read and write run in
+// it through Query and Exec, and its Release is the COMMIT (released:
+// it committed). ok false is the statement failing in the transaction
+// (its session was killed): the job's read or write is refused, as the
+// model's is; err is the call itself failing, which ends the run.
+type UserTx interface {
+	// Query runs the job's read, sql, a query of one integer.
+	Query(ctx context.Context, sql string) (v int64, ok bool, told string, err error)
+	// Exec runs the job's write, sql with its one argument arg.
+	Exec(ctx context.Context, sql string, arg int64) (ok bool, told string, err error)
+}
+
 // UserTarget is where client i's lock lives and what it must write: the
 // Redis at Addr (the client's own proxy, which a pause holds), database DB,
 // the key Key holding Value (so that the observer knows whose key it is),
@@ -57,8 +71,13 @@ type UserTarget struct {
 	Drift time.Duration
 	// DSN, on PostgreSQL (lock=advisory), is the connection string of the
 	// client's lock session: through its proxy (Addr), with the client's
-	// letter as application_name (the observer names the holder by it)
-	// and the server's idle_session_timeout of TTL set at the startup.
+	// letter as application_name (the observer names the holder by it).
+	// Without the pool it sets the server's timeout of TTL at the
+	// startup (idle_session_timeout; level=xact: idle_in_transaction_
+	// session_timeout); with pool=tx it reaches the server through
+	// PgBouncer (transaction pooling), in the simple query protocol
+	// (default_query_exec_mode=simple_protocol: the pool keeps no
+	// prepared statement from one transaction to the next).
 	DSN string
 }
 

@@ -51,6 +51,9 @@ type advisoryWorld struct {
 	lockAddr string     // where lock sessions connect: the server, or PgBouncer
 	grants   *advisoryGrants
 	aobs     *advisoryObserver
+	// xactTimeout: the run set idle_in_transaction_session_timeout
+	// server-wide (setXactTimeout), and stop resets it
+	xactTimeout bool
 }
 
 // advisoryGrants is the backend pid of each client's standing grant (0
@@ -83,6 +86,11 @@ func (w *advisoryWorld) start(ctx context.Context) error {
 			return err
 		}
 		w.bouncer, w.lockAddr = b, b.Addr()
+		if w.opts.Client == ClientUser && w.d.Level == model.LevelXact {
+			if err := w.setXactTimeout(ctx); err != nil {
+				return err
+			}
+		}
 	}
 	w.grants = &advisoryGrants{pid: make([]int, w.d.Clients)}
 	w.aobs = &advisoryObserver{c: w.pgc, clients: w.d.Clients, grants: w.grants,
@@ -118,34 +126,104 @@ func (w *advisoryWorld) lock(ctx context.Context, i int, h *netHold) (realLock, 
 	return l, nil
 }
 
-// userLock is a user's client's session-level advisory lock (package
-// locktest): its lock session is the user's own, opened with the DSN it
-// is given (through its proxy, named by application_name, with the
-// server's idle_session_timeout); the job's counter connection is the
-// run's, as for lockcheck's own client.
+// userLock is a user's client's advisory lock (package locktest): its
+// lock session is the user's own, opened with the DSN it is given
+// (through its proxy, named by application_name). Without the pool the
+// DSN sets the server's timeout at the session's startup
+// (idle_session_timeout, level=session; idle_in_transaction_session_
+// timeout, level=xact); through PgBouncer, which passes no such
+// startup parameter on, the run sets the xact timeout server-wide
+// (start) and the session level has none. level=session: the job's
+// counter connection is the run's, as for lockcheck's own client, and
+// under pool=tx a connection of the run's, straight to the server, reads
+// in pg_locks the backend of each won grant (the holder is named by
+// grants). level=xact: the job's read and write go through the user's
+// transaction (UserTx), and its Release is the COMMIT.
 func (w *advisoryWorld) userLock(ctx context.Context, l *advisoryLock, i int, via string, h *netHold) (realLock, error) {
 	if w.opts.User == nil {
 		return nil, fmt.Errorf("client %s: Options.User is nil", ClientUser)
 	}
-	storeVia, err := h.via(w.addr)
-	if err != nil {
-		return nil, err
+	name := model.ClientName(i)
+	if w.d.Level == model.LevelSession {
+		storeVia, err := h.via(w.addr)
+		if err != nil {
+			return nil, err
+		}
+		l.storeURL = pgURL(storeVia, name+"-store")
+		if l.store, err = pgx.Connect(ctx, l.storeURL); err != nil {
+			return nil, fmt.Errorf("client %s: postgres counter connection: %v", name, err)
+		}
+		if w.d.Pool == model.PoolTx {
+			if l.look, err = pgx.Connect(ctx, pgURL(w.addr, name+"-grants")); err != nil { // not through the proxy: the observer's look
+				l.close()
+				return nil, fmt.Errorf("client %s: postgres connection to read its grants: %v", name, err)
+			}
+		}
 	}
-	l.storeURL = pgURL(storeVia, model.ClientName(i)+"-store")
-	if l.store, err = pgx.Connect(ctx, l.storeURL); err != nil {
-		return nil, fmt.Errorf("client %s: postgres counter connection: %v", model.ClientName(i), err)
+	dsn := l.url
+	if w.d.Pool == model.PoolNone {
+		dsn = pgURL(via, name) + "&options=" + strings.ReplaceAll(url.QueryEscape(fmt.Sprintf("-c %s=%d", advisoryTimeout(w.d), l.timeout.Milliseconds())), "+", "%20")
 	}
-	dsn := pgURL(via, model.ClientName(i)) + "&options=" + strings.ReplaceAll(url.QueryEscape(fmt.Sprintf("-c idle_session_timeout=%d", l.timeout.Milliseconds())), "+", "%20")
-	u, err := w.opts.User(ctx, UserTarget{Client: i, Addr: via, Key: "42", Value: model.ClientName(i), TTL: l.timeout, DSN: dsn})
+	u, err := w.opts.User(ctx, UserTarget{Client: i, Addr: via, Key: "42", Value: name, TTL: l.timeout, DSN: dsn})
 	if err != nil {
 		l.close()
 		return nil, err
 	}
 	l.user = userAPI{u}
+	if w.d.Level == model.LevelXact {
+		tx, ok := u.(UserTx)
+		if !ok {
+			l.close()
+			return nil, fmt.Errorf("client %s: a transaction-level advisory lock runs the job's read and write in the client's transaction, but %T has no Query and Exec (UserTx)", name, u)
+		}
+		l.tx = tx
+	}
 	return l, nil
 }
 
+// setXactTimeout sets idle_in_transaction_session_timeout server-wide
+// (ALTER SYSTEM, then a reload, which an idle backend applies before its
+// next statement): a user's transaction-level lock through PgBouncer,
+// whose sessions cannot set it at their startup. stop resets it.
+func (w *advisoryWorld) setXactTimeout(ctx context.Context) error {
+	ms := TTL(w.d.TTLTicks, w.opts.Tick).Milliseconds()
+	for _, q := range []string{fmt.Sprintf("ALTER SYSTEM SET idle_in_transaction_session_timeout = %d", ms), "SELECT pg_reload_conf()"} {
+		if _, err := w.pgc.Exec(ctx, q); err != nil {
+			return fmt.Errorf("postgres %s: %v", q, err)
+		}
+	}
+	w.xactTimeout = true
+	// a new session sees the reloaded value once the postmaster has
+	// reloaded, and it signals the backends as it does
+	for {
+		c, err := pgx.Connect(ctx, pgURL(w.addr, "reload"))
+		if err != nil {
+			return fmt.Errorf("postgres: after the reload: %v", err)
+		}
+		var v string
+		err = c.QueryRow(ctx, "SELECT current_setting('idle_in_transaction_session_timeout')").Scan(&v)
+		c.Close(ctx)
+		if err != nil {
+			return fmt.Errorf("postgres: after the reload: %v", err)
+		}
+		if v == fmt.Sprintf("%dms", ms) || (ms%1000 == 0 && v == fmt.Sprintf("%ds", ms/1000)) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("postgres: idle_in_transaction_session_timeout is %s after the reload, want %dms: %v", v, ms, ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
 func (w *advisoryWorld) stop() {
+	if w.xactTimeout {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, _ = w.pgc.Exec(ctx, "ALTER SYSTEM RESET idle_in_transaction_session_timeout")
+		_, _ = w.pgc.Exec(ctx, "SELECT pg_reload_conf()")
+		cancel()
+	}
 	if w.bouncer != nil {
 		w.bouncer.Stop()
 	}
@@ -167,6 +245,8 @@ type advisoryLock struct {
 	watch         *pgx.Conn // pool=tx-reset, level=session: to the server, to see the pool's resets done
 	buffered      int       // level=xact: the UPDATE's value, not yet committed (0: none)
 	user          lockAPI   // a user's client (ClientUser): its own lock session, not c
+	tx            UserTx    // a user's client, level=xact: the job's read and write in its transaction
+	look          *pgx.Conn // a user's client, pool=tx, level=session: to the server, to read its grants' backend
 }
 
 // open connects. Under the pool it sends nothing: a statement would take
@@ -234,7 +314,7 @@ func (l *advisoryLock) close() {
 	if l.user != nil {
 		l.user.close()
 	}
-	for _, c := range []*pgx.Conn{l.c, l.store, l.watch} {
+	for _, c := range []*pgx.Conn{l.c, l.store, l.watch, l.look} {
 		if c != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			c.Close(ctx)
@@ -266,16 +346,23 @@ func (l *advisoryLock) renew(context.Context, *client, *Obs) (model.Reply, error
 }
 
 func (l *advisoryLock) acquire(ctx context.Context, c *client, ob *Obs) (model.Reply, error) {
-	if l.d.Level == model.LevelXact {
-		return l.acquireXact(ctx, ob)
-	}
 	if l.user != nil {
 		won, _, told, err := l.user.acquire(ctx)
 		if err != nil {
 			return model.Reply{}, err
 		}
 		ob.Told = told
+		if won && l.look != nil { // pool=tx: the grant is on the backend that holds the lock now
+			pid, err := lockHolderPid(ctx, l.look)
+			if err != nil {
+				return model.Reply{}, err
+			}
+			l.grants.set(l.i, pid)
+		}
 		return wonReply(l.d, won, 0, ob), nil
+	}
+	if l.d.Level == model.LevelXact {
+		return l.acquireXact(ctx, ob)
 	}
 	var won bool
 	var pid int
@@ -332,6 +419,19 @@ func (l *advisoryLock) acquireXact(ctx context.Context, ob *Obs) (model.Reply, e
 }
 
 func (l *advisoryLock) read(ctx context.Context, c *client, tok int, ob *Obs) (model.Reply, error) {
+	if l.tx != nil {
+		v, ok, told, err := l.tx.Query(ctx, "SELECT counter FROM orders WHERE id = 42")
+		if err != nil {
+			return model.Reply{}, fmt.Errorf("your lock's Query: %v", err)
+		}
+		ob.Told = told
+		if !ok { // the statement failed: its transaction's session was killed, say
+			ob.Result = model.ResRejected
+			return model.Reply{Result: model.ResRejected}, nil
+		}
+		ob.Result, ob.Value = model.ResAccepted, int(v)
+		return model.Reply{Result: model.ResAccepted, Value: uint8(v)}, nil
+	}
 	conn := l.store
 	if l.d.Level == model.LevelXact {
 		conn = l.c
@@ -356,7 +456,20 @@ func (l *advisoryLock) write(ctx context.Context, c *client, v, tok, version int
 		conn = l.c
 	}
 	ob.Value = v
-	_, err := conn.Exec(ctx, "UPDATE orders SET counter = $1 WHERE id = 42", v)
+	var err error
+	if l.tx != nil {
+		ok, told, terr := l.tx.Exec(ctx, "UPDATE orders SET counter = $1 WHERE id = 42", int64(v))
+		if terr != nil {
+			return model.Reply{}, fmt.Errorf("your lock's Exec: %v", terr)
+		}
+		ob.Told = told
+		if !ok {
+			ob.Result = model.ResRejected // the statement failed in its transaction
+			return model.Reply{Result: ob.Result}, nil
+		}
+	} else {
+		_, err = conn.Exec(ctx, "UPDATE orders SET counter = $1 WHERE id = 42", v)
+	}
 	switch {
 	case err != nil && inside && l.ended(err):
 		ob.Result = model.ResRejected // the session was killed
@@ -376,15 +489,22 @@ func (l *advisoryLock) release(ctx context.Context, c *client, k model.ActionKin
 	if err := c.lookBefore(ctx, ob); err != nil {
 		return model.Reply{}, err
 	}
-	if l.d.Level == model.LevelXact {
-		return l.commit(ctx, ob)
-	}
 	if l.user != nil {
+		if l.look != nil {
+			defer l.grants.set(l.i, 0) // as below
+		}
 		ok, told, err := l.user.release(ctx, l.i, ob.Before)
 		if err != nil {
 			return model.Reply{}, err
 		}
+		if l.tx != nil { // its COMMIT
+			ob.Told = told
+			return l.committed(ok, ob), nil
+		}
 		return toldReply(ob, ok, told), nil
+	}
+	if l.d.Level == model.LevelXact {
+		return l.commit(ctx, ob)
 	}
 	defer l.grants.set(l.i, 0) // its grant ends with its release, whatever the answer
 	var ok bool
@@ -411,8 +531,6 @@ func (l *advisoryLock) release(ctx context.Context, c *client, k model.ActionKin
 // commit is COMMIT: it applies a buffered write, or fails (and rolls back)
 // if the session was killed.
 func (l *advisoryLock) commit(ctx context.Context, ob *Obs) (model.Reply, error) {
-	buffered := l.buffered
-	l.buffered = 0
 	ok := false
 	if !l.c.IsClosed() {
 		_, err := l.c.Exec(ctx, "COMMIT")
@@ -423,6 +541,14 @@ func (l *advisoryLock) commit(ctx context.Context, ob *Obs) (model.Reply, error)
 			return model.Reply{}, fmt.Errorf("postgres COMMIT: %v", err)
 		}
 	}
+	return l.committed(ok, ob), nil
+}
+
+// committed is the reply of a COMMIT that succeeded (ok) or failed, with
+// the write buffered in its transaction (if any).
+func (l *advisoryLock) committed(ok bool, ob *Obs) model.Reply {
+	buffered := l.buffered
+	l.buffered = 0
 	switch {
 	case buffered != 0 && ok:
 		ob.Result, ob.Value = model.ResAccepted, buffered
@@ -433,7 +559,20 @@ func (l *advisoryLock) commit(ctx context.Context, ob *Obs) (model.Reply, error)
 	default:
 		ob.Result = model.ResNoop
 	}
-	return model.Reply{Result: ob.Result}, nil
+	return model.Reply{Result: ob.Result}
+}
+
+// lockHolderPid is the backend that holds advisory lock 42 now (0: none).
+func lockHolderPid(ctx context.Context, c *pgx.Conn) (int, error) {
+	var pid int
+	err := c.QueryRow(ctx, `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = 0 AND objid = 42 AND objsubid = 1 AND granted`).Scan(&pid)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("postgres: the backend of a grant (pg_locks): %v", err)
+	}
+	return pid, nil
 }
 
 // advisoryObserver names the advisory lock's holder (see advisoryWorld).
