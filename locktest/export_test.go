@@ -2,8 +2,6 @@ package locktest
 
 import (
 	"testing"
-
-	"lockcheck/model"
 )
 
 // PlayRandom plays cfg's first n random schedules (no counterexamples),
@@ -13,13 +11,9 @@ func PlayRandom(t testing.TB, cfg Config, n int) (void int) {
 	if err := cfg.check(); err != nil {
 		t.Fatal(err)
 	}
-	d, err := model.ParseDesign(cfg.Design())
-	if err != nil {
-		t.Fatal(err)
-	}
 	s, err := randomSchedules(cfg, n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return playAll(t, cfg, &d, s)
+	return playAll(t, cfg, s)
 }

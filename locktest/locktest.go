@@ -18,8 +18,10 @@
 //     node) and plays the shortest counterexample of every property the
 //     model breaks and the shortest run of every behaviour it shows (with
 //     a pause alone, and with a pause, a slow job, a crash and a delayed
-//     write), and seeded random schedules with those faults, shortest
-//     first, each against N instances of your client with lockcheck's job
+//     write), and seeded random schedules with those faults (on Redis,
+//     and the same of a design whose network holds an acquire's reply
+//     past the TTL: Swarms), shortest first, each against N instances of
+//     your client with lockcheck's job
 //     around them (read the counter, work, write counter + 1, release); a
 //     pause holds the client's traffic;
 //  3. compares every run with the model's replay of the same schedule,
@@ -244,7 +246,8 @@ type Config struct {
 	// nothing is.
 	CheckValidity bool
 	// Schedules is how many seeded random schedules follow the
-	// counterexamples (0: 10).
+	// counterexamples (0: 10); on Redis half as many again follow of each
+	// further design (Swarms: an acquire's reply held past the TTL).
 	Schedules int
 	// Seed seeds the random schedules (0: 1). LOCKTEST_SEED overrides it.
 	Seed uint64
@@ -310,8 +313,62 @@ func clip(s string) string {
 }
 
 // Design is the model's design that cfg plays, in lockcheck's design
-// grammar (explore check -design …).
+// grammar (explore check -design …). On Redis the schedules of further
+// designs follow (Swarms): each Schedule names its own.
 func (cfg Config) Design() string { return cfg.design(true) }
+
+// A Swarm is a design whose shortest runs and random schedules Run plays
+// besides those of Design, with faults Design does not draw: its schedules
+// are named after its Tag (exclusive-reply, reply-1, …).
+type Swarm struct {
+	Tag    string // its schedules' names
+	Design string // its design, in lockcheck's design grammar
+}
+
+// swarm is a further design: the faults it adds to the design with the
+// pause alone, and a behaviour whose shortest run it plays too.
+type swarm struct {
+	tag, faults string
+	shows       *model.Property
+}
+
+// swarms are the further designs of a Redis client: an
+// acquire whose reply the network holds past the TTL (the client learns
+// it won when its key may be gone: a client that measures its validity
+// must count from the send), with no other fault (so that its shortest
+// runs hold the reply, not pause or slow the client).
+var swarms = []swarm{
+	{"reply", ",pauses=0,delay-at=acquire,delays=1,max-delay=12", &wonLate},
+}
+
+// wonLate is a behaviour of the reply swarm: a client checks or reads
+// with a lock whose acquire it sent a TTL or more ago, that is, it
+// learnt that it won only once its key had expired.
+var wonLate = model.Property{Name: "won-late", Expect: model.Sometimes,
+	Doc: "a client checks or reads a TTL after it sent the acquire it won",
+	Bad: func(d *model.Design, s *model.State, ev *model.Event) bool {
+		if ev == nil || (ev.Action.Kind != model.ActCheck && ev.Action.Kind != model.ActRead) {
+			return false
+		}
+		c := &s.Clients[ev.Action.Client]
+		return int(c.Since)+d.TTLTicks <= int(s.Now)
+	}}
+
+// Swarms is what Run plays for cfg besides Design: none but on Redis.
+// Their designs lose no release (Config.LoseReleases): a lost release is
+// played in Design's schedules, and not with a held acquire.
+func (cfg Config) Swarms() []Swarm {
+	if cfg.Service != Redis {
+		return nil
+	}
+	plain := cfg
+	plain.LoseReleases = false
+	var out []Swarm
+	for _, s := range swarms {
+		out = append(out, Swarm{Tag: s.tag, Design: plain.design(false) + s.faults})
+	}
+	return out
+}
 
 // design is the design without its faults but the pause (the default
 // budget), or with a slow job, a crash and a write held in the network
@@ -392,9 +449,11 @@ func (cfg Config) clients() int {
 // takes) and its steps in lockcheck's scenario words ("A acquire", "tick",
 // "B pause 12").
 type Schedule struct {
-	Name  string
-	Steps []string
-	trace []model.Action
+	Name   string
+	Design string // the design it was drawn from, whose model it is compared with
+	Steps  []string
+	trace  []model.Action
+	d      *model.Design
 }
 
 // The environment variables a replay command sets.
@@ -414,8 +473,7 @@ func Run(t testing.TB, cfg Config) {
 		t.Errorf("locktest: %v", err)
 		return
 	}
-	d, err := model.ParseDesign(cfg.Design())
-	if err != nil {
+	if _, err := model.ParseDesign(cfg.Design()); err != nil {
 		t.Errorf("locktest: design %s: %v", cfg.Design(), err)
 		return
 	}
@@ -440,14 +498,14 @@ func Run(t testing.TB, cfg Config) {
 		}
 		scheds = scheds[k : k+1]
 	}
-	playAll(t, cfg, &d, scheds)
+	playAll(t, cfg, scheds)
 }
 
 // playAll plays scheds, cfg.parallel() at a time, and reports their
 // verdicts in the order of scheds: a run that parts from the model with
 // t.Error, and the first that fails (the client or its setup) with
 // t.Error too, and nothing after it.
-func playAll(t testing.TB, cfg Config, d *model.Design, scheds []Schedule) (voidRuns int) {
+func playAll(t testing.TB, cfg Config, scheds []Schedule) (voidRuns int) {
 	t.Helper()
 	par := min(cfg.parallel(), len(scheds))
 	srvs, err := startRedis(t, cfg, (par+pairsPerServer-1)/pairsPerServer)
@@ -499,7 +557,7 @@ func playAll(t testing.TB, cfg Config, d *model.Design, scheds []Schedule) (void
 				if k >= len(scheds) || int64(k) > failed.Load() {
 					return
 				}
-				c, err := play(srv, at, 2*pair, 2*pair+1, d, scheds[k], cfg, maker, &void)
+				c, err := play(srv, at, 2*pair, 2*pair+1, scheds[k], cfg, maker, &void)
 				out[k] = verdict{played: true, err: err}
 				if err == nil && !c.Agree { // only a report is kept: a run of 10,000 keeps no comparisons
 					out[k].parts = c.Text()
@@ -543,7 +601,7 @@ func playAll(t testing.TB, cfg Config, d *model.Design, scheds []Schedule) (void
 		if v.parts != "" {
 			parted++
 			t.Errorf("locktest: your client parts from the model on schedule %s (design %s, seed %d):\n%s\nreplay: %s",
-				sc.Name, cfg.Design(), cfg.seed(), v.parts, replayCommand(t, cfg, sc))
+				sc.Name, sc.Design, cfg.seed(), v.parts, replayCommand(t, cfg, sc))
 		}
 	}
 	var addrs []string
@@ -553,8 +611,14 @@ func playAll(t testing.TB, cfg Config, d *model.Design, scheds []Schedule) (void
 	if len(locks) > 0 {
 		addrs = append(addrs, fmt.Sprintf("%d %s", len(locks), lockWords))
 	}
+	designs := cfg.Design()
+	for _, s := range cfg.Swarms() {
+		if slices.ContainsFunc(scheds, func(sc Schedule) bool { return sc.Design == s.Design }) {
+			designs += " and " + s.Design + " (" + s.Tag + ")"
+		}
+	}
 	t.Logf("locktest: %d of %d schedules of design %s (seed %d) played on %s, %d at once, in %.1f s (%.1f a second; %d void runs played again with a longer tick); %d part from the model",
-		played, len(scheds), cfg.Design(), cfg.seed(), strings.Join(addrs, ", "), par, took.Seconds(), float64(played)/took.Seconds(), void.Load(), parted)
+		played, len(scheds), designs, cfg.seed(), strings.Join(addrs, ", "), par, took.Seconds(), float64(played)/took.Seconds(), void.Load(), parted)
 	return int(void.Load())
 }
 
@@ -727,41 +791,64 @@ func (cfg Config) check() error {
 // acquire, a fenced write, every job done), and cfg.Schedules random
 // schedules drawn from the model's enabled actions with cfg.Seed; shortest
 // first. The same config gives the same schedules.
+//
+// On Redis the designs of Swarms follow, each with its
+// shortest runs (exclusive-reply, …) and half as many random schedules
+// (reply-1, …): they leave Design's schedules as they were.
 func Schedules(cfg Config) ([]Schedule, error) {
 	var out []Schedule
 	// the model's shortest runs of each property, with the pause alone
-	// and with every fault (a run of the first is one of the second too)
-	for _, faults := range []bool{false, true} {
-		dd, err := model.ParseDesign(cfg.design(faults))
-		if err != nil {
-			return nil, err
+	// and with every fault (a run of the first is one of the second too),
+	// then of each further design
+	full, err := model.ParseDesign(cfg.Design())
+	if err != nil {
+		return nil, err
+	}
+	type drawn struct {
+		suffix, name string
+		d            *model.Design
+	}
+	from := []drawn{{"", cfg.Design(), nil}, {"-faults", cfg.Design(), &full}}
+	if from[0].d, err = parse(cfg.design(false)); err != nil {
+		return nil, err
+	}
+	sw, err := cfg.swarmDesigns()
+	if err != nil {
+		return nil, err
+	}
+	for k, s := range cfg.Swarms() {
+		from = append(from, drawn{"-" + s.Tag, s.Design, sw[k]})
+	}
+	for k, f := range from {
+		dd := f.d
+		var props []model.Property
+		if k >= 2 && swarms[k-2].shows != nil {
+			props = append(append([]model.Property(nil), model.PropertiesFor(dd)...), *swarms[k-2].shows)
 		}
-		rep, err := explore.Check(explore.Config{Design: dd, Bounds: explore.Bounds{Symmetry: true, Workers: 1}})
+		rep, err := explore.Check(explore.Config{Design: *dd, Properties: props, Bounds: explore.Bounds{Symmetry: true, Workers: 1}})
 		if err != nil {
 			return nil, fmt.Errorf("explore %s: %v", dd.Name(), err)
 		}
 		for _, r := range rep.Results { // counterexamples and witnesses
-			name := r.Property
-			if faults {
-				name += "-faults"
-			}
-			if len(r.Trace) > 0 && !sessionRace(&dd, r.Trace) && !slices.ContainsFunc(out, func(s Schedule) bool { return slices.Equal(s.trace, r.Trace) }) {
-				out = append(out, schedule(name, r.Trace))
+			if len(r.Trace) > 0 && !sessionRace(dd, r.Trace) && !slices.ContainsFunc(out, func(s Schedule) bool { return slices.Equal(s.trace, r.Trace) }) {
+				// a shortest run of a further design that Design draws too
+				// is Design's already (the faults' order in Actions)
+				cmp := dd
+				if f.suffix == "" { // compared with Design's model, as the random ones
+					cmp = &full
+				}
+				out = append(out, schedule(r.Property+f.suffix, r.Trace, f.name, cmp))
 			}
 		}
 	}
 	if cfg.LoseReleases { // and the shortest run that loses a release and sends it again
-		dd, err := model.ParseDesign(cfg.design(true))
+		rep, err := explore.Check(explore.Config{Design: full, Properties: []model.Property{releaseResent}, Bounds: explore.Bounds{Symmetry: true, Workers: 1}})
 		if err != nil {
-			return nil, err
-		}
-		rep, err := explore.Check(explore.Config{Design: dd, Properties: []model.Property{releaseResent}, Bounds: explore.Bounds{Symmetry: true, Workers: 1}})
-		if err != nil {
-			return nil, fmt.Errorf("explore %s: %v", dd.Name(), err)
+			return nil, fmt.Errorf("explore %s: %v", full.Name(), err)
 		}
 		for _, r := range rep.Results {
 			if len(r.Trace) > 0 {
-				out = append(out, schedule(releaseResent.Name, r.Trace))
+				out = append(out, schedule(releaseResent.Name, r.Trace, cfg.Design(), &full))
 			}
 		}
 	}
@@ -774,6 +861,11 @@ func Schedules(cfg Config) ([]Schedule, error) {
 		return nil, err
 	}
 	out = append(out, random...)
+	for k, s := range cfg.Swarms() { // half as many of each further design, on streams of their own
+		for j := 0; j < (n+1)/2; j++ {
+			out = append(out, schedule(s.Tag+"-"+strconv.Itoa(j+1), randomSchedule(sw[k], cfg.seed(), uint64(k+1)<<40|uint64(j)), s.Design, sw[k]))
+		}
+	}
 	// shortest first: the first schedule a client fails is the shortest
 	// played that shows its mistake
 	slices.SortStableFunc(out, func(a, b Schedule) int { return len(a.trace) - len(b.trace) })
@@ -793,27 +885,55 @@ var releaseResent = model.Property{Name: "release-resent", Expect: model.Sometim
 // other one drawn with the pause alone (its pauses are the long ones),
 // the others with every fault.
 func randomSchedules(cfg Config, n int) ([]Schedule, error) {
-	d, err := model.ParseDesign(cfg.Design())
+	d, err := parse(cfg.Design())
 	if err != nil {
 		return nil, err
 	}
-	base, err := model.ParseDesign(cfg.design(false))
+	base, err := parse(cfg.design(false))
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Schedule, 0, n)
 	for k := 0; k < n; k++ {
-		dk := &d
+		dk := d
 		if k%2 == 0 {
-			dk = &base
+			dk = base
 		}
-		out = append(out, schedule("random-"+strconv.Itoa(k+1), randomSchedule(dk, cfg.seed(), uint64(k))))
+		// drawn with the pause alone or not, a schedule is compared with
+		// the model of Design (a run of the first is one of the second)
+		out = append(out, schedule("random-"+strconv.Itoa(k+1), randomSchedule(dk, cfg.seed(), uint64(k)), cfg.Design(), d))
 	}
 	return out, nil
 }
 
-func schedule(name string, trace []model.Action) Schedule {
-	s := Schedule{Name: name, trace: trace}
+// swarmDesigns are the designs of cfg.Swarms(), each playable for real.
+func (cfg Config) swarmDesigns() ([]*model.Design, error) {
+	var out []*model.Design
+	for _, s := range cfg.Swarms() {
+		d, err := parse(s.Design)
+		if err != nil {
+			return nil, err
+		}
+		if err := reality.Playable(d); err != nil {
+			return nil, fmt.Errorf("swarm %s: %v", s.Tag, err)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func parse(name string) (*model.Design, error) {
+	d, err := model.ParseDesign(name)
+	if err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// schedule is trace as a Schedule compared with the model of d (named
+// design).
+func schedule(name string, trace []model.Action, design string, d *model.Design) Schedule {
+	s := Schedule{Name: name, Design: design, trace: trace, d: d}
 	for _, a := range trace {
 		s.Steps = append(s.Steps, a.String())
 	}
@@ -999,9 +1119,9 @@ const defaultTick = 100 * time.Millisecond
 // play plays one schedule on databases lockDB and storeDB of srv, again
 // with a doubled tick when the machine could not keep the timing (a void
 // run says nothing about the client).
-func play(srv *reality.Server, at server, lockDB, storeDB int, d *model.Design, sc Schedule, cfg Config, maker reality.UserMaker, void *atomic.Int64) (*reality.Comparison, error) {
+func play(srv *reality.Server, at server, lockDB, storeDB int, sc Schedule, cfg Config, maker reality.UserMaker, void *atomic.Int64) (*reality.Comparison, error) {
 	etcd := at.etcd
-	in := &reality.Input{Source: "schedule " + sc.Name, Kind: "scenario", DesignName: cfg.Design(), Design: *d, Trace: sc.trace}
+	in := &reality.Input{Source: "schedule " + sc.Name, Kind: "scenario", DesignName: sc.Design, Design: *sc.d, Trace: sc.trace}
 	tick, runs, where := cfg.Tick, voidRuns, "redis-server "+srv.Version()+" on "+srv.Addr()
 	if tick == 0 {
 		tick = defaultTick

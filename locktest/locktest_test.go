@@ -50,7 +50,11 @@ func newLock(bug string) func(ctx context.Context, t locktest.Target) (locktest.
 
 func (l *redisLock) Acquire(ctx context.Context) (bool, error) {
 	l.sent, l.released, l.forgot = time.Now(), false, false
-	return l.rc.SetNX(ctx, l.t.Key, l.t.Value, l.t.TTL).Result()
+	won, err := l.rc.SetNX(ctx, l.t.Key, l.t.Value, l.t.TTL).Result()
+	if l.bug == "validity-from-reply" { // it starts its TTL's clock when the reply comes, not when it asked
+		l.sent = time.Now()
+	}
+	return won, err
 }
 
 // Validity is what is left of the lock by the client's clock: the TTL
@@ -152,16 +156,16 @@ func TestRenewalOptionsAreExercised(t *testing.T) {
 		cfg := tc.cfg
 		cfg.New = newLock("")
 		t.Run(cfg.Design(), func(t *testing.T) {
-			d, err := model.ParseDesign(cfg.Design())
-			if err != nil {
-				t.Fatal(err)
-			}
 			scheds, err := locktest.Schedules(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var hits []string
 			for _, sc := range scheds {
+				d, err := model.ParseDesign(sc.Design)
+				if err != nil {
+					t.Fatal(err)
+				}
 				s := model.Init(&d)
 				for _, w := range sc.Steps {
 					a, err := model.ParseAction(w)
@@ -229,6 +233,10 @@ func TestPlantedClientsAreCaught(t *testing.T) {
 		// it again after its timeout; the client cleared its lock value
 		// with the failed call, so it sends nothing and its key stays
 		{"forget-failed-release", locktest.Config{Clients: 2, LoseReleases: true, Schedules: 1}, "schedule release-resent ", "reply: model release → 1 (deleted), real release → 0"},
+		// it measures its validity from the acquire's reply: the same as
+		// from the send while the reply comes at once, so only a schedule
+		// that holds the reply (Swarms: reply) parts
+		{"validity-from-reply", locktest.Config{Clients: 2, CheckValidity: true, Schedules: 1}, "schedule won-late-reply ", "reply: model no validity left: gives up, real validity left: 9 ticks"},
 	} {
 		t.Run(tc.bug, func(t *testing.T) {
 			cfg := tc.cfg
@@ -241,6 +249,13 @@ func TestPlantedClientsAreCaught(t *testing.T) {
 			first := r.errs[0]
 			if !strings.Contains(first, tc.first) || !strings.Contains(first, tc.want) || !strings.Contains(first, "replay: LOCKTEST_SEED=") {
 				t.Fatalf("planted %s: want the first report on %q naming %q with a replay line, got:\n%s", tc.bug, tc.first, tc.want, first)
+			}
+			if tc.bug == "validity-from-reply" { // no schedule of Design catches it: the reply swarm's only
+				for _, e := range r.errs {
+					if name, _, _ := strings.Cut(strings.TrimPrefix(e, "locktest: your client parts from the model on schedule "), " "); !strings.Contains(name, "reply") {
+						t.Errorf("planted %s: schedule %s, not one of the reply swarm, parts from the model", tc.bug, name)
+					}
+				}
 			}
 			t.Logf("planted %s: %d schedules part from the model; the first:\n%s", tc.bug, len(r.errs), first)
 		})

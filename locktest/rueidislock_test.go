@@ -305,6 +305,7 @@ func TestRueidislock(t *testing.T) {
 			cfg.Clients, cfg.Schedules, cfg.Key, cfg.New = 2, 7, rueidisKey, newRueidislock(tc.o)
 			r := &recorder{TB: t}
 			locktest.Run(r, cfg)
+			r.errs = refusesLateReply(t, "rueidislock "+tc.name, r.errs)
 			switch {
 			case tc.want == "" && len(r.errs) > 0:
 				t.Fatalf("rueidislock %s (design %s) parts from the model on %d schedules; the first:\n%s", tc.name, cfg.Design(), len(r.errs), r.errs[0])

@@ -356,10 +356,13 @@ func renewsFor(d *Design) uint16 {
 // the unlock (watchdog-stop=after-unlock), runs the renewal that was due
 // at the release (lateRenewal kept it in Timer). A client that crashed
 // with its write in flight (FlagLost) keeps its renew timer but runs
-// nothing: it never released, and its watchdog died with it.
+// nothing: it never released, and its watchdog died with it. Nor does
+// one whose acquire reply the network holds (FlagReply): the acquire set
+// its timer, but it has not released, and its watchdog starts only when
+// the reply comes.
 func lateRenewDue(d *Design, s *State, i int) bool {
 	c := &s.Clients[i]
-	return c.Timer != 0 && c.Flags&(FlagBelieves|FlagLost|pausedFreezes(d)) == 0 && c.Timer <= s.Now && c.Phase != PhaseCrashed
+	return c.Timer != 0 && c.Flags&(FlagBelieves|FlagLost|FlagReply|pausedFreezes(d)) == 0 && c.Timer <= s.Now && c.Phase != PhaseCrashed
 }
 
 // Actions appends to buf the actions enabled in s, in a fixed order: client

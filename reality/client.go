@@ -372,9 +372,16 @@ func (c *client) loseRequest(ctx context.Context, ob *Obs, now uint8) error {
 func (c *client) arriveAcquire(ctx context.Context, ob *Obs, now uint8) error {
 	ob.Held = model.ActAcquire
 	if !c.noReplyHold {
-		select { // a reply that came back while held: the network did not hold it
-		case <-c.held:
-			return fmt.Errorf("client %s: its held acquire reply came back before its arrive step: the proxy did not hold it", model.ClientName(c.i))
+		select { // a call that returned while its reply was held
+		case h := <-c.held:
+			rh, _ := c.lk.(replyHolder)
+			if rh == nil || !c.net.keepsReply(rh.lockUpstream()) { // the network did not hold it
+				return fmt.Errorf("client %s: its held acquire reply came back before its arrive step: the proxy did not hold it", model.ClientName(c.i))
+			}
+			// the proxy keeps the reply still: the client gave up waiting
+			// for it by itself (a timeout of its own, as rueidislock's),
+			// and what it answered is its answer, told now
+			c.held <- h
 		default:
 		}
 	}

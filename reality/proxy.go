@@ -38,6 +38,8 @@ type proxy struct {
 	// the network holds); got is signalled when one came and was held
 	replies bool
 	got     chan struct{}
+	// waiting is how many replies the hold of replies keeps back now
+	waiting int
 	// drop: the client's requests are dropped and their connection
 	// closed, never forwarded (a request lost before it reaches the
 	// server, lose=request); dropped is signalled when one was
@@ -144,8 +146,15 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 				default:
 				}
 			}
+			kept := reply && p.replies && !p.done
+			if kept {
+				p.waiting++
+			}
 			for (p.held || reply && p.replies) && !p.done {
 				p.cond.Wait()
+			}
+			if kept {
+				p.waiting--
 			}
 			if !reply && p.drop && !p.done { // lost on the way: the connection goes with it
 				select {
@@ -251,6 +260,13 @@ func (p *proxy) resumeReplies() {
 	p.cond.Broadcast()
 	p.mu.Unlock()
 	p.flushHeld()
+}
+
+// keeps reports whether a hold of replies keeps one back now.
+func (p *proxy) keeps() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.waiting > 0
 }
 
 // dropRequests drops the client's requests (and closes their
@@ -388,6 +404,13 @@ func (h *netHold) replyHeld(upstream string, done <-chan struct{}) bool {
 	case <-done:
 		return false
 	}
+}
+
+// keepsReply reports whether upstream's proxy keeps a reply back now (a
+// hold of replies, not yet let through).
+func (h *netHold) keepsReply(upstream string) bool {
+	p, ok := h.proxies[upstream]
+	return ok && p.keeps()
 }
 
 // dropRequests drops the client's requests to upstream until stopDrops
