@@ -64,7 +64,8 @@
 //
 // The client can be lockcheck's own (the reference: the design's requests
 // as the model sends them) or a lock library called through its public
-// API (Options.Client: redsync, redislock, etcd's concurrency.Mutex; see
+// API (Options.Client: redsync, redislock, etcd's concurrency.Mutex,
+// go-zookeeper's lock recipe; see
 // CheckClient and ForClient); each step then also records what the
 // library told the caller. Every client talks to the servers through
 // loopback proxies of its own (proxy.go), and a pause holds its traffic,

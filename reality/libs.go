@@ -29,10 +29,11 @@ const (
 	ClientRedsync   = "redsync"   // github.com/go-redsync/redsync/v4, one Redis node
 	ClientRedislock = "redislock" // github.com/bsm/redislock
 	ClientEtcdMutex = "etcd-mutex"
+	ClientZkLock    = "go-zookeeper" // github.com/go-zookeeper/zk's lock recipe (zookeeper_lib.go)
 )
 
 // ClientNames lists the clients, the reference first.
-var ClientNames = []string{ClientReference, ClientRedsync, ClientRedislock, ClientEtcdMutex}
+var ClientNames = []string{ClientReference, ClientRedsync, ClientRedislock, ClientEtcdMutex, ClientZkLock}
 
 // clientDoc says in one line what each library adapter calls.
 var clientDoc = map[string]string{
@@ -40,6 +41,7 @@ var clientDoc = map[string]string{
 	ClientRedsync:   "redsync v4: Mutex.TryLockContext (one SET NX PX), ExtendContext, UnlockContext (Lua check-and-delete)",
 	ClientRedislock: "redislock: Obtain (Lua SET NX PX, no retry), Lock.Refresh, Lock.Release (Lua check-and-delete)",
 	ClientEtcdMutex: "etcd concurrency: a Session (lease kept alive every TTL/3: renew=TTL/3, watchdog=session) and Mutex.TryLock, Mutex.Unlock",
+	ClientZkLock:    "go-zookeeper v1.0.4's lock recipe: zk.NewLock, LockWithData (blocks until its node is the lowest), Unlock",
 	ClientUser:      "your lock client (package locktest): its Acquire, Extend and Release",
 }
 
@@ -72,7 +74,10 @@ func CheckClient(name string, d *model.Design) error {
 	switch name {
 	case ClientReference:
 		return nil
-	case ClientRedsync, ClientRedislock, ClientUser:
+	case ClientRedsync, ClientRedislock, ClientUser, ClientZkLock:
+		if name == ClientZkLock && d.Lock != model.LockZooKeeper {
+			return fmt.Errorf("client %s locks in ZooKeeper: want lock=zookeeper, not %s", name, d.Lock)
+		}
 		if name == ClientRedsync && d.Lock == model.LockRedlock {
 			switch {
 			case d.Quorum != model.QuorumMajority:
@@ -105,7 +110,7 @@ func CheckClient(name string, d *model.Design) error {
 			}
 			return nil
 		}
-		if name == ClientUser && d.Lock == model.LockZooKeeper { // a recipe of the user's own (zookeeper_user.go)
+		if (name == ClientUser || name == ClientZkLock) && d.Lock == model.LockZooKeeper { // a recipe of the user's own (zookeeper_user.go), or go-zookeeper's
 			switch {
 			case d.Fence != model.FenceNone:
 				return fmt.Errorf("client %s on ZooKeeper: a token would be its node's sequence, which a user's Acquire does not report; want fence=none", name)

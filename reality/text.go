@@ -57,7 +57,7 @@ func (c *Comparison) Text() string {
 			d.Level, advisoryPoolWords(d), c.TickMS, d.TTLTicks, advisoryTimeout(d), c.PXMS)
 	} else if d.Lock == model.LockZooKeeper {
 		nodes := zkDir + "/X-<seq>"
-		if c.Client == ClientUser {
+		if c.Client == ClientUser || c.Client == ClientZkLock {
 			nodes = zkDir + "/<the recipe's name>-<seq>, data X's lock value"
 		}
 		fmt.Fprintf(&b, "real: ZooKeeper (standalone, tickTime 10ms, lock nodes %s), storage on %s; one tick = %dms; session %d ticks → session timeout %dms (half a tick short)\n",

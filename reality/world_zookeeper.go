@@ -39,7 +39,7 @@ func (w *zkWorld) start(ctx context.Context) error {
 		return fmt.Errorf("ZooKeeper observer: %v", err)
 	}
 	w.obsC = zc
-	user := w.opts.Client == ClientUser
+	user := w.recipe()
 	if err := zkSetup(ctx, zc, w.d, !user); err != nil {
 		return err
 	}
@@ -48,6 +48,13 @@ func (w *zkWorld) start(ctx context.Context) error {
 }
 
 func (w *zkWorld) observer() looker { return w.obs }
+
+// recipe reports whether the clients are a recipe's, a user's
+// (ClientUser) or go-zookeeper's (ClientZkLock), played as
+// zookeeper_user.go says.
+func (w *zkWorld) recipe() bool {
+	return w.opts.Client == ClientUser || w.opts.Client == ClientZkLock
+}
 
 func (w *zkWorld) lock(ctx context.Context, i int, h *netHold) (realLock, error) {
 	st, err := newRedisStore(w.opts, w.sc, h, w.opts.Addr)
@@ -60,7 +67,7 @@ func (w *zkWorld) lock(ctx context.Context, i int, h *netHold) (realLock, error)
 		return nil, err
 	}
 	h.pingOnHold(w.addr) // a pause's session lives a session timeout from the pause
-	if w.opts.Client == ClientUser {
+	if w.recipe() {
 		return w.userLock(ctx, st, i, via)
 	}
 	zc, err := zkConnect(ctx, via, zkSession(w.d, w.opts.Tick))

@@ -122,14 +122,18 @@ func zkUserQueue(c *zk.Conn, clients int) ([][2]int, error) {
 	return q, nil
 }
 
-// userLock makes client i's lock with the user's maker, its session
-// through its proxy via.
+// userLock makes client i's lock with the user's maker (go-zookeeper's
+// recipe: newZkRecipe), its session through its proxy via.
 func (w *zkWorld) userLock(ctx context.Context, st redisStore, i int, via string) (realLock, error) {
-	if w.opts.User == nil {
+	maker := w.opts.User
+	if w.opts.Client == ClientZkLock {
+		maker = newZkRecipe
+	}
+	if maker == nil {
 		st.store.Close()
 		return nil, fmt.Errorf("client %s: Options.User is nil", ClientUser)
 	}
-	u, err := w.opts.User(ctx, UserTarget{Client: i, Addr: via, Key: zkDir, Value: model.LockValue(i), TTL: zkSession(w.d, w.opts.Tick)})
+	u, err := maker(ctx, UserTarget{Client: i, Addr: via, Key: zkDir, Value: model.LockValue(i), TTL: zkSession(w.d, w.opts.Tick)})
 	if err != nil {
 		st.store.Close()
 		return nil, err

@@ -29,7 +29,7 @@ const realityTag = "reality"
 
 func init() {
 	register("reproduce", "play a scenario or counterexample on a real Redis (etcd, ZooKeeper, PostgreSQL) and compare it with the model", delegateReality("reproduce"))
-	register("libraries", "play the demos with every lock client (lockcheck, redsync, redislock, etcd-mutex) on real servers; print the table (-write docs/guide.md: update it there)", delegateReality("libraries"))
+	register("libraries", "play the demos with every lock client (lockcheck, redsync, redislock, etcd-mutex, go-zookeeper) on real servers; print the table (-write docs/guide.md: update it there)", delegateReality("libraries"))
 }
 
 // delegateReality runs verb in an explore built with the reality tag

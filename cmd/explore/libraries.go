@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	register("libraries", "play the demos with every lock client (lockcheck, redsync, redislock, etcd-mutex) on real servers; print the table (-write docs/guide.md: update it there)", runLibraries)
+	register("libraries", "play the demos with every lock client (lockcheck, redsync, redislock, etcd-mutex, go-zookeeper) on real servers; print the table (-write docs/guide.md: update it there)", runLibraries)
 }
 
 // runLibraries exits 0 when every row agrees with the model or shows its
