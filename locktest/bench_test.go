@@ -20,6 +20,7 @@ import (
 //	go test -run '^$' -bench 'Schedules/etcd' -benchtime 16x ./locktest
 //	go test -run '^$' -bench 'Schedules/postgres' -benchtime 32x ./locktest
 //	go test -run '^$' -bench 'Schedules/zookeeper' -benchtime 16x ./locktest
+//	go test -run '^$' -bench 'Schedules/redlock' -benchtime 32x ./locktest
 func BenchmarkSchedules(b *testing.B) {
 	for _, par := range []int{1, 8, 16, 32} {
 		b.Run(fmt.Sprintf("parallel=%d", par), func(b *testing.B) {
@@ -58,6 +59,17 @@ func BenchmarkSchedules(b *testing.B) {
 	for _, par := range []int{1, 4, 8} {
 		b.Run(fmt.Sprintf("zookeeper,parallel=%d", par), func(b *testing.B) {
 			cfg := locktest.Config{Service: locktest.ZooKeeper, Clients: 2, Parallel: par, New: newZkLock("")}
+			void := locktest.PlayRandom(b, cfg, b.N)
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "schedules/s")
+			b.ReportMetric(float64(void)/float64(b.N), "void/op")
+		})
+	}
+	// Redlock: five redis-servers beside each storage server (eight
+	// schedules to them, a database each), redsync's Redlock
+	// (example_redlock_test.go), two clients, 100ms ticks
+	for _, par := range []int{1, 8, 16} {
+		b.Run(fmt.Sprintf("redlock,parallel=%d", par), func(b *testing.B) {
+			cfg := locktest.Config{Service: locktest.Redlock, Parallel: par, New: newRedlock("")}
 			void := locktest.PlayRandom(b, cfg, b.N)
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "schedules/s")
 			b.ReportMetric(float64(void)/float64(b.N), "void/op")

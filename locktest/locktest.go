@@ -9,14 +9,15 @@
 //     ends), and with Service Etcd an embedded etcd member (with Service
 //     Postgres a PostgreSQL server, with Service ZooKeeper a standalone
 //     ZooKeeper) for each schedule played at once (with Pooled, a
-//     PgBouncer in front of the PostgreSQL for each schedule);
+//     PgBouncer in front of the PostgreSQL for each schedule), with
+//     Service Redlock five more redis-servers, its nodes;
 //  2. explores the model of the design your client implements (a Redis
 //     SET NX PX lock released by check-and-delete, with the storage you
 //     name, the same on a Redis primary with a replica that a failover
 //     promotes, an etcd lease with a put-if-absent, a PostgreSQL
-//     session-level advisory lock, or a ZooKeeper ephemeral sequential
-//     node) and plays the shortest counterexample of every property the
-//     model breaks and the shortest run of every behaviour it shows (with
+//     session-level advisory lock, a ZooKeeper ephemeral sequential
+//     node, or Redlock's majority of five Redis nodes) and plays the
+//     shortest counterexample of every property the model breaks and the shortest run of every behaviour it shows (with
 //     a pause alone, and with a pause, a slow job, a crash and a delayed
 //     write), and seeded random schedules with those faults (on Redis,
 //     and the same of a design whose network holds an acquire's reply
@@ -165,6 +166,30 @@ const (
 	// pause, slow the job and crash a client (a held write is not played
 	// on ZooKeeper).
 	ZooKeeper
+	// Redlock is five Redis nodes (redis-servers Run starts, shared by the
+	// schedules played at once, each on databases of its own): the model's
+	// redlock/cad/none/plain, a majority of the nodes won within the
+	// validity (the TTL less the time since the attempt began, less
+	// Target.Drift), released by check-and-delete on every node. Your
+	// client talks to node k through Target.Addrs[k] (its own proxy, with
+	// the database Target.DB) and keeps Target.Key holding Target.Value
+	// there, as redsync does with one goredis pool per node
+	// (example_redlock_test.go). One Acquire asks every node, at once or
+	// in the nodes' order; the model asks one node per step and lets other
+	// steps come between two of them, and Run plays that rule for real: a
+	// request to node k reaches it at the attempt's step for node k, not
+	// before, so a per-node timeout must outlast a wait across ticks and a
+	// pause (redsync: WithTimeoutFactor; go-redis: ReadTimeout -1). Its
+	// answer is the attempt's: won with a majority and validity left, and
+	// a lost attempt deletes what it won on every node before it returns.
+	// Release reports whether it deleted its key on at least one node
+	// (the model's word: redsync's Unlock says true only for a majority).
+	// Two clients (Clients 0 or 2). No fencing (the nodes share
+	// no counter), no renewal, no validity check of the job, no lost
+	// releases and no Key of your own; the schedules pause, slow the job,
+	// crash a client and hold a write in the network (node crashes are
+	// not played).
+	Redlock
 )
 
 // Storage is what your job does with the counter it protects.
@@ -196,6 +221,10 @@ type Target struct {
 	// Config.Pooled it reaches the server through PgBouncer, in pgx's
 	// simple query protocol (default_query_exec_mode=simple_protocol).
 	DSN string
+	// Addrs, with Service Redlock, is one address per node, node 1
+	// first: the client's own proxy to each (Addr is Addrs[0]); the key
+	// and the database are Key and DB on every node.
+	Addrs []string
 }
 
 // Config is a locktest run.
@@ -207,7 +236,7 @@ type Config struct {
 	// so that the schedule's first call does not dial.
 	New func(ctx context.Context, t Target) (Lock, error)
 	// Clients is how many instances of your client play each schedule
-	// (2 or 3; 0: 3).
+	// (2 or 3; 0: 3; with Redlock 2 only, and 0 is 2).
 	Clients int
 	// RenewTicks, if not 0, renews the lock every so many ticks of the
 	// TTL's 10 (etcd: 3) with Extend (the Lock must be an Extender), as the
@@ -382,8 +411,11 @@ func (cfg Config) design(faults bool) string {
 		fence, storage = "rw", "max-token"
 	}
 	lock := "redis"
-	if cfg.Service == Replica {
+	switch cfg.Service {
+	case Replica:
 		lock = "replica"
+	case Redlock:
+		lock = "redlock"
 	}
 	s := lock + "/cad/" + fence + "/" + storage
 	if fence != "none" {
@@ -439,6 +471,9 @@ func (cfg Config) design(faults bool) string {
 }
 
 func (cfg Config) clients() int {
+	if cfg.Clients == 0 && cfg.Service == Redlock { // five nodes: three clients' model is 25 times two's
+		return 2
+	}
 	if cfg.Clients == 0 {
 		return 3
 	}
@@ -527,6 +562,12 @@ func playAll(t testing.TB, cfg Config, scheds []Schedule) (voidRuns int) {
 		locks, err = startZooKeeper(t, par)
 		lockWords = "ZooKeeper servers"
 	}
+	// Redlock: redlockNodes redis-servers beside each storage server,
+	// node k of its slots
+	var nodes []*reality.Server
+	if err == nil && cfg.Service == Redlock {
+		nodes, err = startRedis(t, cfg, len(srvs)*redlockNodes)
+	}
 	if err != nil {
 		t.Errorf("locktest: %v", err)
 		return 0
@@ -551,6 +592,10 @@ func playAll(t testing.TB, cfg Config, scheds []Schedule) (voidRuns int) {
 			var at server
 			if locks != nil {
 				at = cfg.server(locks[slot])
+			}
+			if nodes != nil {
+				g := slot / pairsPerServer
+				at.nodes = nodes[g*redlockNodes : (g+1)*redlockNodes]
 			}
 			for {
 				k := int(next.Add(1) - 1)
@@ -611,6 +656,9 @@ func playAll(t testing.TB, cfg Config, scheds []Schedule) (voidRuns int) {
 	if len(locks) > 0 {
 		addrs = append(addrs, fmt.Sprintf("%d %s", len(locks), lockWords))
 	}
+	if len(nodes) > 0 {
+		addrs = append(addrs, fmt.Sprintf("%d Redlock nodes", len(nodes)))
+	}
 	designs := cfg.Design()
 	for _, s := range cfg.Swarms() {
 		if slices.ContainsFunc(scheds, func(sc Schedule) bool { return sc.Design == s.Design }) {
@@ -630,7 +678,7 @@ func (cfg Config) maker() reality.UserMaker {
 		// New gets the run's context, not the call's: a client may keep it
 		// for its own goroutines (a session's keep-alive)
 		_, err := guarded(ctx, call, cfg.callTimeout(), func(context.Context) (bool, error) {
-			l, err := cfg.New(ctx, Target{Client: ut.Client, Addr: ut.Addr, DB: ut.DB, Key: ut.Key, Value: ut.Value, TTL: ut.TTL, Drift: ut.Drift, DSN: ut.DSN})
+			l, err := cfg.New(ctx, Target{Client: ut.Client, Addr: ut.Addr, DB: ut.DB, Key: ut.Key, Value: ut.Value, TTL: ut.TTL, Drift: ut.Drift, DSN: ut.DSN, Addrs: ut.Addrs})
 			made <- l
 			return false, err
 		})
@@ -660,7 +708,7 @@ func (cfg Config) maker() reality.UserMaker {
 		if _, ok := l.(Validator); cfg.CheckValidity && !ok {
 			return nil, fmt.Errorf("Config.CheckValidity is set but the Lock (%T) has no Validity method (implement locktest.Validator)", l)
 		}
-		return &adapter{l: l, timeout: cfg.callTimeout(), blocking: cfg.Service == ZooKeeper}, nil
+		return &adapter{l: l, timeout: cfg.callTimeout(), blocking: cfg.Service == ZooKeeper || cfg.Service == Redlock}, nil
 	}
 }
 
@@ -721,8 +769,16 @@ func (cfg Config) seed() uint64 {
 
 func (cfg Config) check() error {
 	switch {
-	case cfg.Service < Redis || cfg.Service > ZooKeeper:
-		return fmt.Errorf("Config.Service %d: want locktest.Redis, locktest.Etcd, locktest.Postgres, locktest.Replica or locktest.ZooKeeper", cfg.Service)
+	case cfg.Service < Redis || cfg.Service > Redlock:
+		return fmt.Errorf("Config.Service %d: want locktest.Redis, locktest.Etcd, locktest.Postgres, locktest.Replica, locktest.ZooKeeper or locktest.Redlock", cfg.Service)
+	case cfg.Service == Redlock && cfg.Clients == 3:
+		return errors.New("Config.Clients 3 with locktest.Redlock: want 0 or 2 (three clients' model of five nodes with every fault is 82 M states, 1.2 GB and a minute and a half to explore)")
+	case cfg.Service == Redlock && cfg.Key != "":
+		return fmt.Errorf("Config.Key %q with locktest.Redlock: want it unset (the key is Target.Key on every node)", clip(cfg.Key))
+	case cfg.Service == Redlock && cfg.Storage != NoFencing:
+		return fmt.Errorf("Config.Storage %d with locktest.Redlock: want NoFencing (Redlock's nodes share no counter to take a token from)", cfg.Storage)
+	case cfg.Service == Redlock && (cfg.LoseReleases || cfg.CheckValidity || cfg.RenewTicks != 0):
+		return errors.New("Config.LoseReleases, CheckValidity and RenewTicks with locktest.Redlock: not played (Redlock is played with its validity counted at acquire, no renewal and no lost request); want them unset")
 	case cfg.Service == Replica && cfg.Key != "":
 		return fmt.Errorf("Config.Key %q with locktest.Replica: want it unset (the key is Target.Key)", clip(cfg.Key))
 	case cfg.Service == Replica && cfg.LoseReleases:
@@ -852,6 +908,17 @@ func Schedules(cfg Config) ([]Schedule, error) {
 			}
 		}
 	}
+	if cfg.Service == Redlock { // and the shortest run whose vote is split: lost by one vote
+		rep, err := explore.Check(explore.Config{Design: *from[0].d, Properties: []model.Property{lostByOne}, Bounds: explore.Bounds{Symmetry: true, Workers: 1}})
+		if err != nil {
+			return nil, fmt.Errorf("explore %s: %v", from[0].d.Name(), err)
+		}
+		for _, r := range rep.Results {
+			if len(r.Trace) > 0 {
+				out = append(out, schedule(lostByOne.Name, r.Trace, cfg.Design(), &full))
+			}
+		}
+	}
 	n := cfg.Schedules
 	if n == 0 {
 		n = 10
@@ -879,6 +946,17 @@ var releaseResent = model.Property{Name: "release-resent", Expect: model.Sometim
 	Doc: "a release lost on the way is sent again",
 	Bad: func(d *model.Design, s *model.State, ev *model.Event) bool {
 		return ev != nil && ev.Action.Kind == model.ActRelease && s.Used[model.FaultLoss] > 0
+	}}
+
+// lostByOne is a behaviour for locktest.Redlock: an attempt that ends
+// with a majority less one of the votes (two of five), lost, its votes
+// split with another client's: the run that tells a client which counts
+// half the nodes as a win.
+var lostByOne = model.Property{Name: "lost-by-one", Expect: model.Sometimes,
+	Doc: "a Redlock attempt is lost by one vote",
+	Bad: func(d *model.Design, s *model.State, ev *model.Event) bool {
+		return ev != nil && ev.Action.Kind == model.ActAcquire && d.Lock == model.LockRedlock && int(ev.Node)+1 == d.Nodes &&
+			ev.Flags&model.EvWon == 0 && int(ev.Value) == d.Nodes/2
 	}}
 
 // randomSchedules is cfg's random schedules random-1 … random-n: every
@@ -1092,8 +1170,15 @@ func startZooKeeper(t testing.TB, n int) ([]string, error) {
 }
 
 // server is where a slot's schedules lock besides Redis: its etcd member,
-// its PostgreSQL server or its ZooKeeper server ("": none).
-type server struct{ etcd, postgres, zookeeper string }
+// its PostgreSQL server or its ZooKeeper server ("": none), or its
+// Redlock nodes.
+type server struct {
+	etcd, postgres, zookeeper string
+	nodes                     []*reality.Server
+}
+
+// redlockNodes is locktest.Redlock's nodes: the model's default.
+const redlockNodes = 5
 
 // server is a slot's server of the lock at addr, for cfg's service.
 func (cfg Config) server(addr string) server {
@@ -1135,11 +1220,18 @@ func play(srv *reality.Server, at server, lockDB, storeDB int, sc Schedule, cfg 
 	if at.postgres != "" {
 		where = "PostgreSQL at " + at.postgres
 	}
+	if len(at.nodes) > 0 {
+		var n []string
+		for _, s := range at.nodes {
+			n = append(n, s.Addr())
+		}
+		where = "Redlock on redis-servers " + strings.Join(n, ", ") + ", storage on " + where
+	}
 	for attempt := 1; ; attempt++ {
 		// a run's budget: its ticks, with room to spare
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second+time.Duration(2*len(sc.trace))*tick)
 		c, err := reality.Reproduce(ctx, in, where,
-			reality.Options{Addr: srv.Addr(), Etcd: etcd, Postgres: at.postgres, ZooKeeper: at.zookeeper, LockDB: lockDB, StoreDB: storeDB, Tick: tick, Client: reality.ClientUser, User: maker, UserKey: cfg.Key})
+			reality.Options{Addr: srv.Addr(), Etcd: etcd, Postgres: at.postgres, ZooKeeper: at.zookeeper, Nodes: at.nodes, LockDB: lockDB, StoreDB: storeDB, Tick: tick, Client: reality.ClientUser, User: maker, UserKey: cfg.Key})
 		cancel()
 		if err != nil {
 			return nil, err
@@ -1161,7 +1253,8 @@ func play(srv *reality.Server, at server, lockDB, storeDB int, sc Schedule, cfg 
 type adapter struct {
 	l       Lock
 	timeout time.Duration
-	// blocking: Acquire may block until its turn in a queue (ZooKeeper);
+	// blocking: Acquire may block until its turn in a queue (ZooKeeper)
+	// or until its last node is let through (Redlock);
 	// reality bounds each acquire step by the tick's window, and the
 	// context it gives ends with the schedule
 	blocking bool

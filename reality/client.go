@@ -279,6 +279,11 @@ func (c *client) program(ctx context.Context, ob *Obs, now uint8) error {
 	if k == model.ActAcquire && d.Lock == model.LockRedlock {
 		ob.Value = int(t.Votes)
 		ob.Won = t.Flags&model.EvWon != 0
+		if rl, ok := c.lk.(*redlockLock); ok { // a user's client: its own word on the attempt
+			if won, ok := rl.userWon(ob.Node); ok {
+				ob.Won = won
+			}
+		}
 		if t.Unlock != 0 {
 			return c.lk.unlock(ctx, c, t.Unlock)
 		}

@@ -87,6 +87,17 @@ func CheckClient(name string, d *model.Design) error {
 			}
 			return nil
 		}
+		if name == ClientUser && d.Lock == model.LockRedlock { // its own Acquire asks every node (redlock_user.go)
+			switch {
+			case d.Quorum != model.QuorumMajority:
+				return fmt.Errorf("client %s on Redlock: want quorum=majority", name)
+			case d.Check != model.CheckTrust || d.Bug != model.BugNone || d.Extend != model.ExtendCheck:
+				return fmt.Errorf("client %s on Redlock: want check=trust, extend=check and no planted bug", name)
+			case d.NodeCrashes > 0 || d.Partitions > 0:
+				return fmt.Errorf("client %s on Redlock: node crashes and partitions are not played with a user's client; want node-crashes=0 and partitions=0", name)
+			}
+			return common(name)
+		}
 		if name == ClientUser && d.Lock == model.LockEtcd { // a lease and a put-if-absent of the user's own
 			if err := common(name); err != nil {
 				return err

@@ -95,6 +95,9 @@ type plant struct {
 	// noQueue: etcd's queued Mutex played with TryLock, whose waiter
 	// deletes its key when it is not the first and polls again: no queue
 	noQueue bool
+	// noGate: a user's Redlock Acquire reaches every node at once, not
+	// node k at the attempt's step for node k (redlock_user.go)
+	noGate bool
 }
 
 // Obs is one step of the schedule as it happened on the real servers.

@@ -45,6 +45,10 @@ type proxy struct {
 	// server, lose=request); dropped is signalled when one was
 	drop    bool
 	dropped chan struct{}
+	// gated: the client's requests wait (its replies do not), apart from
+	// a pause's hold: a Redlock node not yet asked (world_redlock.go,
+	// redlockUser)
+	gated bool
 	// h2: an HTTP/2 (gRPC: etcd) proxy, frame by frame (h2hold.go): a
 	// hold of replies holds the reply of the first request of method
 	// holdPath (heldStream on heldConn), not the connection's
@@ -150,7 +154,7 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 			if kept {
 				p.waiting++
 			}
-			for (p.held || reply && p.replies) && !p.done {
+			for (p.held || reply && p.replies || !reply && p.gated) && !p.done {
 				p.cond.Wait()
 			}
 			if kept {
@@ -267,6 +271,14 @@ func (p *proxy) keeps() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.waiting > 0
+}
+
+// setGate makes the client's requests wait (true) or go (false).
+func (p *proxy) setGate(on bool) {
+	p.mu.Lock()
+	p.gated = on
+	p.cond.Broadcast()
+	p.mu.Unlock()
 }
 
 // dropRequests drops the client's requests (and closes their
@@ -433,6 +445,17 @@ func (h *netHold) dropped(upstream string) bool {
 	default:
 		return false
 	}
+}
+
+// gate makes the client's requests to upstream wait (on) or go (see
+// proxy.gated).
+func (h *netHold) gate(upstream string, on bool) error {
+	p, ok := h.proxies[upstream]
+	if !ok {
+		return fmt.Errorf("no proxy to %s", upstream)
+	}
+	p.setGate(on)
+	return nil
 }
 
 // stopDrops forwards the client's requests to every server again.

@@ -140,6 +140,9 @@ func Compare(in *Input, server string, run *model.Run, p *Play) *Comparison {
 		st := &run.Steps[k]
 		ob := &p.Steps[k+1]
 		mv, rv := modelView(&d, st), realView(ob)
+		if p.Client == ClientUser && d.Lock == model.LockRedlock {
+			mv = userRedlockView(&d, st, mv)
+		}
 		sp := StepPair{
 			Seq: st.Seq, Tick: ob.Tick, Action: st.Action.String(),
 			Model: describe(&d, mv), Real: describe(&d, rv), Told: ob.Told, Agree: mv == rv,

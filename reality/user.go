@@ -69,6 +69,10 @@ type UserTarget struct {
 	// Drift is the clock drift the client subtracts from what is left
 	// (check=validity): the design's drift ticks.
 	Drift time.Duration
+	// Addrs, on Redlock (lock=redlock), is one address per node, in the
+	// nodes' order: the client's own proxy to node k (Addr is Addrs[0]),
+	// each with the database DB and the key Key holding Value.
+	Addrs []string
 	// DSN, on PostgreSQL (lock=advisory), is the connection string of the
 	// client's lock session: through its proxy (Addr), with the client's
 	// letter as application_name (the observer names the holder by it).

@@ -68,8 +68,25 @@ func (w *redlockWorld) lock(ctx context.Context, i int, h *netHold) (realLock, e
 		vias = append(vias, via)
 		l.nodes = append(l.nodes, redis.NewClient(crashableOptions(via, w.opts.LockDB)))
 	}
-	if w.opts.Client == ClientRedsync {
+	switch w.opts.Client {
+	case ClientRedsync:
 		l.lib = newRedsyncRedlock(vias, w.opts.LockDB, l.value, w.opts.px, time.Duration(w.d.DriftTicks)*w.opts.Tick)
+	case ClientUser:
+		if w.opts.User == nil {
+			l.close()
+			return nil, fmt.Errorf("client %s: Options.User is nil", ClientUser)
+		}
+		u, err := w.opts.User(ctx, UserTarget{Client: i, Addr: vias[0], Addrs: vias, DB: w.opts.LockDB, Key: LockKey, Value: l.value, TTL: w.opts.px,
+			Drift: time.Duration(w.d.DriftTicks) * w.opts.Tick})
+		if err != nil {
+			l.close()
+			return nil, err
+		}
+		run, stop := context.WithCancel(context.Background())
+		l.user = &redlockUser{u: userAPI{u}, h: h, obs: w.obs, run: run, stop: stop, noGate: w.opts.plant.noGate}
+		for _, n := range w.servers {
+			l.user.ups = append(l.user.ups, n.Addr())
+		}
 	}
 	return l, nil
 }
@@ -101,11 +118,18 @@ type redlockLock struct {
 	// asked every node at once), and whether it won
 	libNodes []model.Result
 	libWon   bool
+	// a user's client (ClientUser): its Acquire asks the nodes itself, one
+	// node let through per acquire step (redlockUser)
+	user *redlockUser
 }
 
 func (l *redlockLock) connect(ctx context.Context) error { return l.connectStore(ctx, l.i) }
 
 func (l *redlockLock) close() {
+	if l.user != nil {
+		l.user.stop()
+		l.user.u.close()
+	}
 	for _, n := range l.nodes {
 		n.Close()
 	}
@@ -115,7 +139,11 @@ func (l *redlockLock) close() {
 	l.store.Close()
 }
 
-func (l *redlockLock) crashed(*client) {}
+func (l *redlockLock) crashed(c *client) {
+	if l.user != nil {
+		userCrashed(c)
+	}
+}
 
 func (l *redlockLock) incr(context.Context, *Obs) (model.Reply, error) {
 	return model.Reply{}, errors.New("Redlock's nodes share no fence counter: no INCR")
@@ -133,6 +161,9 @@ func (l *redlockLock) acquire(ctx context.Context, c *client, ob *Obs) (model.Re
 	ob.Node = k
 	if l.lib != nil {
 		return l.libStep(ctx, k, ob)
+	}
+	if l.user != nil {
+		return l.userStep(ctx, c, k, ob)
 	}
 	ok, err := l.nodes[k].SetNX(ctx, LockKey, l.value, l.px).Result()
 	if err != nil {
@@ -190,9 +221,10 @@ func (l *redlockLock) libStep(ctx context.Context, k int, ob *Obs) (model.Reply,
 	return r, nil
 }
 
-// unlock deletes the keys of a lost attempt (a library has done it itself).
+// unlock deletes the keys of a lost attempt (a library or a user's client
+// has done it itself).
 func (l *redlockLock) unlock(ctx context.Context, c *client, mask uint8) error {
-	if l.lib != nil {
+	if l.lib != nil || l.user != nil {
 		return nil
 	}
 	for n := 0; n < l.d.Nodes; n++ {
@@ -210,6 +242,14 @@ func (l *redlockLock) unlock(ctx context.Context, c *client, mask uint8) error {
 func (l *redlockLock) release(ctx context.Context, c *client, k model.ActionKind, ob *Obs) (model.Reply, error) {
 	if err := c.lookBefore(ctx, ob); err != nil {
 		return model.Reply{}, err
+	}
+	if l.user != nil {
+		ok, told, err := l.user.u.release(ctx, c.i, ob.Before)
+		if err != nil {
+			return model.Reply{}, err
+		}
+		ob.Told = told
+		return releasedReply(l.d, c, ob, ok), nil
 	}
 	if l.lib != nil {
 		ok, told, err := l.lib.release(ctx, c.i, ob.Before)
@@ -233,6 +273,9 @@ func (l *redlockLock) release(ctx context.Context, c *client, k model.ActionKind
 }
 
 func (l *redlockLock) renew(ctx context.Context, c *client, ob *Obs) (model.Reply, error) {
+	if l.user != nil {
+		return model.Reply{}, errors.New("Redlock is played with renew=0: no renewal")
+	}
 	if l.lib != nil {
 		return libRenew(ctx, l.lib, ob)
 	}
