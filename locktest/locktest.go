@@ -21,7 +21,8 @@
 //     a pause alone, and with a pause, a slow job, a crash and a delayed
 //     write), and seeded random schedules with those faults (on Redis,
 //     and the same of a design whose network holds an acquire's reply
-//     past the TTL: Swarms), shortest first, each against N instances of
+//     past the TTL, and of one whose lock server is killed and restarted
+//     empty: Swarms), shortest first, each against N instances of
 //     your client with lockcheck's job
 //     around them (read the counter, work, write counter + 1, release); a
 //     pause holds the client's traffic;
@@ -70,6 +71,13 @@ import (
 )
 
 // Lock is one instance of your lock client, for one client process.
+//
+// An error ends the run, but while a restart schedule (Swarms) has the
+// lock's redis-server down: there it is the down node's answer (an
+// acquire refused, nothing released or extended). Such a call must fail
+// within its tick (go-redis: MaxRetries -1 and DialerRetries 1; its
+// default retries take about a second, and the run is void and played
+// again with longer ticks).
 type Lock interface {
 	// Acquire tries once to take the lock (no retry loop: the schedule
 	// polls) and reports whether it did.
@@ -276,7 +284,8 @@ type Config struct {
 	CheckValidity bool
 	// Schedules is how many seeded random schedules follow the
 	// counterexamples (0: 10); on Redis half as many again follow of each
-	// further design (Swarms: an acquire's reply held past the TTL).
+	// further design (Swarms: an acquire's reply held past the TTL, the
+	// lock's server killed and restarted).
 	Schedules int
 	// Seed seeds the random schedules (0: 1). LOCKTEST_SEED overrides it.
 	Seed uint64
@@ -361,14 +370,27 @@ type swarm struct {
 	shows       *model.Property
 }
 
-// swarms are the further designs of a Redis client: an
-// acquire whose reply the network holds past the TTL (the client learns
-// it won when its key may be gone: a client that measures its validity
-// must count from the send), with no other fault (so that its shortest
-// runs hold the reply, not pause or slow the client).
+// swarms are the further designs of a Redis client, each with no other
+// fault (so that its shortest runs show its own, not a pause's):
+//   - reply: an acquire whose reply the network holds past the TTL (the
+//     client learns it won when its key may be gone: a client that
+//     measures its validity must count from the send);
+//   - restart: the lock's redis-server killed (SIGKILL, no persistence)
+//     and started again 3 ticks later, on a server of the schedule's own:
+//     the key and the fence counter are gone, and a call while it is
+//     down fails (the model's refused acquire, nothing released).
 var swarms = []swarm{
 	{"reply", ",pauses=0,delay-at=acquire,delays=1,max-delay=12", &wonLate},
+	{"restart", ",pauses=0,node-crashes=1,restart=3", &releaseDown},
 }
+
+// releaseDown is a behaviour of the restart swarm: a release sent while
+// the lock's node is down.
+var releaseDown = model.Property{Name: "release-down", Expect: model.Sometimes,
+	Doc: "a client releases while the lock's node is down",
+	Bad: func(d *model.Design, s *model.State, ev *model.Event) bool {
+		return ev != nil && ev.Action.Kind == model.ActRelease && s.Nodes[0].Back != 0
+	}}
 
 // wonLate is a behaviour of the reply swarm: a client checks or reads
 // with a lock whose acquire it sent a TTL or more ago, that is, it
@@ -602,7 +624,17 @@ func playAll(t testing.TB, cfg Config, scheds []Schedule) (voidRuns int) {
 				if k >= len(scheds) || int64(k) > failed.Load() {
 					return
 				}
-				c, err := play(srv, at, 2*pair, 2*pair+1, scheds[k], cfg, maker, &void)
+				var err error
+				if scheds[k].d.NodeCrashes > 0 && scheds[k].d.Lock == model.LockRedis && at.node == nil { // the slot's lock node, which node-crash steps kill
+					var nodes []*reality.Server
+					if nodes, err = startRedis(t, cfg, 1); err == nil {
+						at.node = nodes[0]
+					}
+				}
+				var c *reality.Comparison
+				if err == nil {
+					c, err = play(srv, at, 2*pair, 2*pair+1, scheds[k], cfg, maker, &void)
+				}
 				out[k] = verdict{played: true, err: err}
 				if err == nil && !c.Agree { // only a report is kept: a run of 10,000 keeps no comparisons
 					out[k].parts = c.Text()
@@ -1175,6 +1207,9 @@ func startZooKeeper(t testing.TB, n int) ([]string, error) {
 type server struct {
 	etcd, postgres, zookeeper string
 	nodes                     []*reality.Server
+	// node is the slot's Redis lock node of its own, started for the
+	// first node-crash schedule it plays (nil: none yet)
+	node *reality.Server
 }
 
 // redlockNodes is locktest.Redlock's nodes: the model's default.
@@ -1227,11 +1262,21 @@ func play(srv *reality.Server, at server, lockDB, storeDB int, sc Schedule, cfg 
 		}
 		where = "Redlock on redis-servers " + strings.Join(n, ", ") + ", storage on " + where
 	}
+	var node *reality.Server
+	if sc.d.NodeCrashes > 0 && sc.d.Lock == model.LockRedis {
+		node, where = at.node, "lock node redis-server on "+at.node.Addr()+", storage on "+where
+	}
 	for attempt := 1; ; attempt++ {
 		// a run's budget: its ticks, with room to spare
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second+time.Duration(2*len(sc.trace))*tick)
+		if node != nil && node.Down() { // a run that ended before its node came back
+			if err := node.Restart(ctx); err != nil {
+				cancel()
+				return nil, fmt.Errorf("restart the lock node: %v", err)
+			}
+		}
 		c, err := reality.Reproduce(ctx, in, where,
-			reality.Options{Addr: srv.Addr(), Etcd: etcd, Postgres: at.postgres, ZooKeeper: at.zookeeper, Nodes: at.nodes, LockDB: lockDB, StoreDB: storeDB, Tick: tick, Client: reality.ClientUser, User: maker, UserKey: cfg.Key})
+			reality.Options{Addr: srv.Addr(), Etcd: etcd, Postgres: at.postgres, ZooKeeper: at.zookeeper, Nodes: at.nodes, Lock: node, LockDB: lockDB, StoreDB: storeDB, Tick: tick, Client: reality.ClientUser, User: maker, UserKey: cfg.Key})
 		cancel()
 		if err != nil {
 			return nil, err

@@ -155,7 +155,9 @@ func newRueidislock(o rueidisOpts) func(ctx context.Context, t locktest.Target) 
 		}
 		prefix, name, _ := strings.Cut(rueidisKey, ":0:")
 		lk, err := rueidislock.NewLocker(rueidislock.LockerOption{
-			ClientOption:   rueidis.ClientOption{InitAddress: []string{t.Addr}, SelectDB: t.DB},
+			// DisableRetry: a call while the lock's server is down (the
+			// restart schedules) fails within its tick
+			ClientOption:   rueidis.ClientOption{InitAddress: []string{t.Addr}, SelectDB: t.DB, DisableRetry: true},
 			KeyPrefix:      prefix,
 			KeyMajority:    1,
 			KeyValidity:    t.TTL,

@@ -231,6 +231,13 @@ func (s *Server) Restart(ctx context.Context) error {
 	return s.run(ctx)
 }
 
+// Down reports whether the server is crashed and not yet restarted.
+func (s *Server) Down() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.proc == nil && !s.stopped
+}
+
 // Persist reports whether the server keeps its data across a crash.
 func (s *Server) Persist() bool { return s.persist }
 

@@ -88,13 +88,29 @@ type UserTarget struct {
 // UserMaker makes client i's lock.
 type UserMaker func(ctx context.Context, t UserTarget) (UserLock, error)
 
-// userAPI is a UserLock as the client's job calls it.
-type userAPI struct{ u UserLock }
+// userAPI is a UserLock as the client's job calls it. down, if set,
+// reports whether the lock's server is down (a node-crash step killed
+// it, and it is not back yet): an error of a call then is the down
+// node's answer, as the model's (an acquire refused, nothing released or
+// renewed), not a failure of the run.
+type userAPI struct {
+	u    UserLock
+	down func() bool
+}
+
+// failed is a call's error: a downError while the lock's server is down.
+func (a userAPI) failed(call string, err error) error {
+	err = fmt.Errorf("your lock's %s: %v", call, err)
+	if a.down != nil && a.down() {
+		return &downError{err}
+	}
+	return err
+}
 
 func (a userAPI) acquire(ctx context.Context) (bool, int, string, error) {
 	won, told, err := a.u.Acquire(ctx)
 	if err != nil {
-		return false, 0, "", fmt.Errorf("your lock's Acquire: %v", err)
+		return false, 0, told, a.failed("Acquire", err)
 	}
 	return won, 0, told, nil
 }
@@ -102,7 +118,7 @@ func (a userAPI) acquire(ctx context.Context) (bool, int, string, error) {
 func (a userAPI) release(ctx context.Context, _, _ int) (bool, string, error) {
 	ok, told, err := a.u.Release(ctx)
 	if err != nil {
-		return false, "", fmt.Errorf("your lock's Release: %v", err)
+		return false, told, a.failed("Release", err)
 	}
 	return ok, told, nil
 }
@@ -110,7 +126,7 @@ func (a userAPI) release(ctx context.Context, _, _ int) (bool, string, error) {
 func (a userAPI) renew(ctx context.Context) (bool, string, error) {
 	ok, told, err := a.u.Extend(ctx)
 	if err != nil {
-		return false, "", fmt.Errorf("your lock's Extend: %v", err)
+		return false, told, a.failed("Extend", err)
 	}
 	return ok, told, nil
 }

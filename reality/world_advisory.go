@@ -169,7 +169,7 @@ func (w *advisoryWorld) userLock(ctx context.Context, l *advisoryLock, i int, vi
 		l.close()
 		return nil, err
 	}
-	l.user = userAPI{u}
+	l.user = userAPI{u: u}
 	if w.d.Level == model.LevelXact {
 		tx, ok := u.(UserTx)
 		if !ok {

@@ -118,7 +118,7 @@ func (w *etcdWorld) lock(ctx context.Context, i int, h *netHold) (realLock, erro
 			l.close()
 			return nil, err
 		}
-		l.lib = userAPI{u}
+		l.lib = userAPI{u: u}
 		return l, nil
 	}
 	if w.opts.Client == ClientEtcdMutex {

@@ -216,7 +216,11 @@ func newKeyLock(ctx context.Context, d *model.Design, opts *Options, sc storageS
 			l.close()
 			return nil, err
 		}
-		l.lib = userAPI{u}
+		api := userAPI{u: u}
+		if opts.Lock != nil && d.NodeCrashes > 0 { // node-crash steps kill it: its errors then are a down node's
+			api.down = opts.Lock.Down
+		}
+		l.lib = api
 	}
 	return l, nil
 }
@@ -382,8 +386,11 @@ func (l *keyLock) release(ctx context.Context, c *client, k model.ActionKind, ob
 			return model.Reply{}, err
 		}
 		ok, told, err := l.lib.release(ctx, c.i, ob.Before)
-		if err != nil {
+		if err != nil && !isDown(err) {
 			return model.Reply{}, err
+		}
+		if err != nil { // the node is down: nothing deleted
+			told, ok = told+" (the lock node is down)", false
 		}
 		ob.Told = told
 		n := int64(0)
@@ -515,8 +522,11 @@ func (l *keyLock) renew(ctx context.Context, c *client, ob *Obs) (model.Reply, e
 // libRenew is a library's extend or refresh.
 func libRenew(ctx context.Context, lib lockAPI, ob *Obs) (model.Reply, error) {
 	ok, told, err := lib.renew(ctx)
-	if err != nil {
+	if err != nil && !isDown(err) {
 		return model.Reply{}, err
+	}
+	if err != nil { // the node is down: nothing renewed
+		told, ok = told+" (the lock node is down)", false
 	}
 	return toldReply(ob, ok, told), nil
 }

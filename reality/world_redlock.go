@@ -83,7 +83,7 @@ func (w *redlockWorld) lock(ctx context.Context, i int, h *netHold) (realLock, e
 			return nil, err
 		}
 		run, stop := context.WithCancel(context.Background())
-		l.user = &redlockUser{u: userAPI{u}, h: h, obs: w.obs, run: run, stop: stop, noGate: w.opts.plant.noGate}
+		l.user = &redlockUser{u: userAPI{u: u}, h: h, obs: w.obs, run: run, stop: stop, noGate: w.opts.plant.noGate}
 		for _, n := range w.servers {
 			l.user.ups = append(l.user.ups, n.Addr())
 		}

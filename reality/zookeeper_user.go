@@ -139,7 +139,7 @@ func (w *zkWorld) userLock(ctx context.Context, st redisStore, i int, via string
 		return nil, err
 	}
 	run, stop := context.WithCancel(context.Background())
-	return &zkUserConn{redisStore: st, w: w, d: w.d, i: i, user: userAPI{u}, run: run, stop: stop}, nil
+	return &zkUserConn{redisStore: st, w: w, d: w.d, i: i, user: userAPI{u: u}, run: run, stop: stop}, nil
 }
 
 func (l *zkUserConn) connect(ctx context.Context) error { return l.connectStore(ctx, l.i) }
