@@ -44,7 +44,11 @@ func (l *redlockLock) Acquire(ctx context.Context) (bool, error) {
 	}
 	err := l.m.TryLockContext(ctx)
 	var taken *redsync.ErrTaken
-	if errors.Is(err, redsync.ErrFailed) || errors.As(err, &taken) { // lost the vote: poll again
+	var nodeTaken *redsync.ErrNodeTaken
+	// lost: the vote (ErrFailed, ErrTaken), or a majority with no validity
+	// left, where TryLock returns the nodes' joined verdicts (an
+	// ErrNodeTaken for each node another held): poll again
+	if errors.Is(err, redsync.ErrFailed) || errors.As(err, &taken) || errors.As(err, &nodeTaken) {
 		return false, nil
 	}
 	return err == nil, err

@@ -42,7 +42,8 @@ func newRedsyncUser(ctx context.Context, t UserTarget) (UserLock, error) {
 func (u *redsyncUser) Acquire(ctx context.Context) (bool, string, error) {
 	err := u.m.TryLockContext(ctx)
 	var taken *redsync.ErrTaken
-	if errors.Is(err, redsync.ErrFailed) || errors.As(err, &taken) {
+	var nodeTaken *redsync.ErrNodeTaken
+	if errors.Is(err, redsync.ErrFailed) || errors.As(err, &taken) || errors.As(err, &nodeTaken) {
 		return false, "TryLock → " + errText(err), nil
 	}
 	return err == nil, "TryLock → " + errText(err), err
