@@ -154,6 +154,39 @@ func (c *client) tick(now int) {
 	if c.m.Tick(uint8(now)) && c.net != nil {
 		c.net.resume()
 	}
+	if c.m.Cut != 0 && int(c.m.Cut) <= now { // the partition heals (model: heal)
+		c.m.Cut, c.m.Group = 0, 0
+		if rh, ok := c.lk.(replyHolder); ok && c.net != nil {
+			_ = c.net.cut(rh.lockUpstream(), false)
+		}
+	}
+}
+
+// partition cuts the client off from the lock's server for the design's
+// partition ticks (lock=redis, partition=service; model: fault_network.go,
+// partition): its proxy drops every byte either way and closes the
+// connection, so each lock request fails at once, as the model's does
+// (ResUnreachable); its storage stays in reach.
+func (c *client) partition(now, g uint8) error {
+	rh, ok := c.lk.(replyHolder)
+	if !ok || c.net == nil || c.d.Lock != model.LockRedis || c.d.Partition != model.PartitionService {
+		return fmt.Errorf("client %s: a partition is played for real on one Redis node, from the lock service (partition=service) only", model.ClientName(c.i))
+	}
+	c.m.Cut, c.m.Group = now+uint8(c.d.PartitionTicks), g+1
+	return c.net.cut(rh.lockUpstream(), true)
+}
+
+// cutOff is a lock request's error while the client is cut off: the
+// model's unreachable answer, not a failure of the run.
+func (c *client) cutOff(k model.ActionKind, err error) bool {
+	if err == nil || c.m.Cut == 0 || isDown(err) {
+		return false
+	}
+	switch k {
+	case model.ActAcquire, model.ActIncr, model.ActExpire, model.ActRelease, model.ActDel, model.ActRenew:
+		return true
+	}
+	return false
 }
 
 func (c *client) do(ctx context.Context, o order) reply {
@@ -189,9 +222,15 @@ func (c *client) do(ctx context.Context, o order) reply {
 		c.m.DelayWrite(now, o.a.Arg)
 	case model.ActLose:
 		r.err = c.loseRequest(ctx, &r.obs, now)
+	case model.ActPartition:
+		r.err = c.partition(now, o.a.Arg)
 	case model.ActRenew:
 		var rep model.Reply
-		if rep, r.err = c.lk.renew(ctx, c, &r.obs); r.err == nil {
+		if rep, r.err = c.lk.renew(ctx, c, &r.obs); c.cutOff(model.ActRenew, r.err) {
+			r.obs.Result = model.ResUnreachable
+			rep, r.err = model.Reply{Result: model.ResUnreachable}, nil
+		}
+		if r.err == nil {
 			c.m.Take(c.d, model.ActRenew, rep, now)
 		}
 	default:
@@ -271,6 +310,10 @@ func (c *client) program(ctx context.Context, ob *Obs, now uint8) error {
 		k = model.ActWrite
 	case model.ActRelease, model.ActDel:
 		r, err = c.lk.release(ctx, c, k, ob)
+	}
+	if c.cutOff(k, err) {
+		r, err = model.Reply{Result: model.ResUnreachable}, nil
+		ob.Result = model.ResUnreachable
 	}
 	if err != nil || ob.Skipped {
 		return err

@@ -92,6 +92,9 @@ type plant struct {
 	// loaded machine), so a client that acts on its own at the tick's start
 	// races it
 	lookLate time.Duration
+	// leakCut: a partition lets the client's requests through to the
+	// lock's server (and their replies back)
+	leakCut bool
 	// noQueue: etcd's queued Mutex played with TryLock, whose waiter
 	// deletes its key when it is not the first and polls again: no queue
 	noQueue bool
@@ -259,8 +262,9 @@ func window(d *model.Design, tick time.Duration) time.Duration {
 // replicate and failover steps (replica.go); Redlock on N nodes
 // (redlock.go); an etcd lease lock; ZooKeeper (zookeeper.go); a PostgreSQL
 // row lock (postgres.go); with the client faults (pause, slow, crash,
-// delay). Clock jumps, partitions, lost replies and client clock jumps are
-// not played. Playable (playable.go) turns its refusal into a NotPlayable.
+// delay), and partitions from one Redis node (partitionPlayed). Clock
+// jumps, other partitions, lost replies and client clock jumps are not
+// played. Playable (playable.go) turns its refusal into a NotPlayable.
 func playable(d *model.Design) error {
 	if why := model.Service(d.Lock).Unplayed; why != "" { // the service's row says (model/lock_*.go)
 		return fmt.Errorf("design %s: lock %s is not played for real: %s", d.Name(), d.Lock, why)
@@ -286,7 +290,7 @@ func playable(d *model.Design) error {
 		}
 	}
 	for _, f := range model.Faults() { // the fault table says which faults are played
-		if f == model.FaultLoss && lostReleasePlayed(d) {
+		if f == model.FaultLoss && lostReleasePlayed(d) || f == model.FaultPartition && partitionPlayed(d) {
 			continue
 		}
 		if why := f.Unplayed(); why != "" && f.Budget(d) > 0 {
@@ -323,6 +327,14 @@ func playable(d *model.Design) error {
 		return fmt.Errorf("design %s: appendfsync everysec (fsync=%d) is not played for real: it loses the writes since the last fsync only when the machine itself crashes, and a killed redis-server loses nothing in the page cache; set fsync=0", d.Name(), d.FsyncTicks)
 	}
 	return nil
+}
+
+// partitionPlayed reports whether the design's partitions are played for
+// real: a client cut off from one Redis node (lock=redis,
+// partition=service), whose proxy to it drops every byte either way for
+// the partition's ticks (client.partition).
+func partitionPlayed(d *model.Design) bool {
+	return d.Lock == model.LockRedis && d.Partition == model.PartitionService
 }
 
 // lostReleasePlayed reports whether the design's lost requests are played

@@ -45,6 +45,10 @@ type proxy struct {
 	// server, lose=request); dropped is signalled when one was
 	drop    bool
 	dropped chan struct{}
+	// cut: a partition: every byte either way is dropped and its
+	// connection closed (a request fails at once, as the model's cut-off
+	// client's does); leakCut: planted bug: the cut lets requests through
+	cut, leakCut bool
 	// gated: the client's requests wait (its replies do not), apart from
 	// a pause's hold: a Redlock node not yet asked (world_redlock.go,
 	// redlockUser)
@@ -159,6 +163,10 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 			}
 			if kept {
 				p.waiting--
+			}
+			if p.cut && !p.leakCut && !p.done { // a partition: nothing gets through, either way
+				p.mu.Unlock()
+				return
 			}
 			if !reply && p.drop && !p.done { // lost on the way: the connection goes with it
 				select {
@@ -293,6 +301,19 @@ func (p *proxy) dropRequests() {
 	p.mu.Unlock()
 }
 
+// setCut starts (on) or ends a partition: while it lasts every byte
+// either way is dropped, its connection closed (and every open one now).
+func (p *proxy) setCut(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = on
+	if on && !p.leakCut {
+		for c := range p.conns {
+			c.Close()
+		}
+	}
+}
+
 // stopDrops forwards the client's requests again.
 func (p *proxy) stopDrops() {
 	p.mu.Lock()
@@ -328,6 +349,7 @@ type netHold struct {
 	order   []string
 	store   string // the storage's proxy (newRedisStore), which holdLock leaves open
 	leak    bool   // planted bug: its HTTP/2 proxies leak held replies (proxy.leak)
+	leakCut bool   // planted bug: a partition lets the client's requests through (proxy.leakCut)
 }
 
 // via returns the address the client uses for upstream, starting a proxy
@@ -455,6 +477,20 @@ func (h *netHold) gate(upstream string, on bool) error {
 		return fmt.Errorf("no proxy to %s", upstream)
 	}
 	p.setGate(on)
+	return nil
+}
+
+// cut starts (on) or ends a partition of the client from upstream (see
+// proxy.setCut).
+func (h *netHold) cut(upstream string, on bool) error {
+	p, ok := h.proxies[upstream]
+	if !ok {
+		return fmt.Errorf("no proxy to %s", upstream)
+	}
+	p.mu.Lock()
+	p.leakCut = h.leakCut
+	p.mu.Unlock()
+	p.setCut(on)
 	return nil
 }
 

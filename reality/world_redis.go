@@ -184,7 +184,7 @@ func (l *keyLock) lockUpstream() string { return l.up }
 
 func newKeyLock(ctx context.Context, d *model.Design, opts *Options, sc storageScripts, i int, h *netHold, lockAddr, storeAddr string) (*keyLock, error) {
 	up := lockAddr
-	if opts.Client == ClientUser { // a proxy of its own: a crash holds it, not a delayed write (userCrashed)
+	if opts.Client == ClientUser || d.Partitions > 0 { // a proxy of its own: a crash holds it, not a delayed write (userCrashed); a partition cuts it, not the storage's
 		up = lockProxyKey(lockAddr)
 	}
 	lockVia, err := h.viaKey(up, lockAddr)

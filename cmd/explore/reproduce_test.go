@@ -21,12 +21,12 @@ import (
 func TestReproduceNotPlayable(t *testing.T) {
 	dir := t.TempDir()
 	part := dir + "/part.txt"
-	require.NoError(t, os.WriteFile(part, []byte("design redis/cad/none/plain,partitions=1\nA acquire\n"), 0o644))
+	require.NoError(t, os.WriteFile(part, []byte("design redis/cad/none/plain,partition=storage,partitions=1\nA acquire\n"), 0o644))
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{part}, "part.txt: design redis/cad/none/plain,partitions=1 cannot be played for real, because partitions"},
+		{[]string{part}, "part.txt: design redis/cad/none/plain,partition=storage,partitions=1 cannot be played for real, because partitions"},
 		{[]string{"-client", "redislock", "demo4"}, "design redis/del/none/plain,pauses=0,slow=1 with client redislock cannot be played for real, because client redislock releases with a check-and-delete"},
 	} {
 		for _, asJSON := range []bool{false, true} {
