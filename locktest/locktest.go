@@ -21,8 +21,9 @@
 //     a pause alone, and with a pause, a slow job, a crash and a delayed
 //     write), and seeded random schedules with those faults (on Redis,
 //     and the same of a design whose network holds an acquire's reply
-//     past the TTL, and of one whose lock server is killed and restarted
-//     empty: Swarms), shortest first, each against N instances of
+//     past the TTL, of one whose lock server is killed and restarted
+//     empty, and of one that cuts a client off from it: Swarms),
+//     shortest first, each against N instances of
 //     your client with lockcheck's job
 //     around them (read the counter, work, write counter + 1, release); a
 //     pause holds the client's traffic;
@@ -73,8 +74,9 @@ import (
 // Lock is one instance of your lock client, for one client process.
 //
 // An error ends the run, but while a restart schedule (Swarms) has the
-// lock's redis-server down: there it is the down node's answer (an
-// acquire refused, nothing released or extended). Such a call must fail
+// lock's redis-server down or a partition schedule has your client cut
+// off from it: there it is the model's answer (an acquire refused,
+// nothing released or extended). Such a call must fail
 // within its tick (go-redis: MaxRetries -1 and DialerRetries 1; its
 // default retries take about a second, and the run is void and played
 // again with longer ticks).
@@ -285,7 +287,7 @@ type Config struct {
 	// Schedules is how many seeded random schedules follow the
 	// counterexamples (0: 10); on Redis half as many again follow of each
 	// further design (Swarms: an acquire's reply held past the TTL, the
-	// lock's server killed and restarted).
+	// lock's server killed and restarted, a client cut off from it).
 	Schedules int
 	// Seed seeds the random schedules (0: 1). LOCKTEST_SEED overrides it.
 	Seed uint64
@@ -378,11 +380,23 @@ type swarm struct {
 //   - restart: the lock's redis-server killed (SIGKILL, no persistence)
 //     and started again 3 ticks later, on a server of the schedule's own:
 //     the key and the fence counter are gone, and a call while it is
-//     down fails (the model's refused acquire, nothing released).
+//     down fails (the model's refused acquire, nothing released);
+//   - partition: a client cut off from the lock's redis-server for 3
+//     ticks (its proxy drops every byte either way and closes the
+//     connection): its calls fail at once, its storage stays in reach.
 var swarms = []swarm{
 	{"reply", ",pauses=0,delay-at=acquire,delays=1,max-delay=12", &wonLate},
 	{"restart", ",pauses=0,node-crashes=1,restart=3", &releaseDown},
+	{"partition", ",pauses=0,partitions=1,partition-ticks=3", &releaseCut},
 }
+
+// releaseCut is a behaviour of the partition swarm: a release sent while
+// its client is cut off from the lock's node.
+var releaseCut = model.Property{Name: "release-cut", Expect: model.Sometimes,
+	Doc: "a client releases while it is cut off from the lock's node",
+	Bad: func(d *model.Design, s *model.State, ev *model.Event) bool {
+		return ev != nil && ev.Action.Kind == model.ActRelease && ev.Result == model.ResUnreachable
+	}}
 
 // releaseDown is a behaviour of the restart swarm: a release sent while
 // the lock's node is down.

@@ -176,10 +176,13 @@ func (c *client) partition(now, g uint8) error {
 	return c.net.cut(rh.lockUpstream(), true)
 }
 
-// cutOff is a lock request's error while the client is cut off: the
-// model's unreachable answer, not a failure of the run.
-func (c *client) cutOff(k model.ActionKind, err error) bool {
-	if err == nil || c.m.Cut == 0 || isDown(err) {
+// cutOff reports whether a lock request's answer while the client is cut
+// off is the model's unreachable one: an error (not a failure of the
+// run), or a library's "not done" without one (rueidislock's Unlock
+// reports false, not the connection's error): the request cannot have
+// reached the server.
+func (c *client) cutOff(k model.ActionKind, r model.Reply, err error) bool {
+	if c.m.Cut == 0 || isDown(err) || err == nil && r.Result != model.ResNoop && r.Result != model.ResRefused {
 		return false
 	}
 	switch k {
@@ -226,7 +229,7 @@ func (c *client) do(ctx context.Context, o order) reply {
 		r.err = c.partition(now, o.a.Arg)
 	case model.ActRenew:
 		var rep model.Reply
-		if rep, r.err = c.lk.renew(ctx, c, &r.obs); c.cutOff(model.ActRenew, r.err) {
+		if rep, r.err = c.lk.renew(ctx, c, &r.obs); c.cutOff(model.ActRenew, rep, r.err) {
 			r.obs.Result = model.ResUnreachable
 			rep, r.err = model.Reply{Result: model.ResUnreachable}, nil
 		}
@@ -311,7 +314,7 @@ func (c *client) program(ctx context.Context, ob *Obs, now uint8) error {
 	case model.ActRelease, model.ActDel:
 		r, err = c.lk.release(ctx, c, k, ob)
 	}
-	if c.cutOff(k, err) {
+	if c.cutOff(k, r, err) && !ob.Skipped {
 		r, err = model.Reply{Result: model.ResUnreachable}, nil
 		ob.Result = model.ResUnreachable
 	}
