@@ -205,3 +205,16 @@ func userRedlockView(d *model.Design, st *model.StepRecord, v view) view {
 	}
 	return v
 }
+
+// redlockKeyGone reports whether client i's key was on a node in the look
+// before (nodesText's words) and is gone from it, the node up, in the
+// look after: an expiry, when nobody acted between the two.
+func redlockKeyGone(before, after string, i int) bool {
+	c := model.ClientName(i)[0]
+	for k := 0; k < len(before) && k < len(after); k++ {
+		if before[k] == c && after[k] != c && after[k] != 'x' {
+			return true
+		}
+	}
+	return false
+}

@@ -315,7 +315,18 @@ func realSide(d *model.Design, p *Play) Side {
 			s.RemovedOther = append(s.RemovedOther, Moment{ob.Seq, ob.Tick, who})
 			show("own-release", ob.Seq)
 		}
-		if ob.Took == model.ActTick && prev.After >= 0 && ob.After != prev.After && ob.After != HolderDown {
+		if ob.Took == model.ActTick && d.Lock == model.LockRedlock {
+			// per node, as the model counts: a client's key gone from a
+			// node that is up, nobody having acted between the two looks
+			for i := 0; i < d.Clients; i++ {
+				if redlockKeyGone(prev.Nodes, ob.Nodes, i) {
+					s.Expired = append(s.Expired, Moment{ob.Seq, ob.Tick, model.ClientName(i)})
+					if prev.Believes&(1<<i) != 0 {
+						show("expired-while-held", ob.Seq)
+					}
+				}
+			}
+		} else if ob.Took == model.ActTick && prev.After >= 0 && ob.After != prev.After && ob.After != HolderDown {
 			// nobody acted between the two looks: the key expired
 			s.Expired = append(s.Expired, Moment{ob.Seq, ob.Tick, model.ClientName(prev.After)})
 			if prev.Believes&(1<<prev.After) != 0 {
