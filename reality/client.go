@@ -393,10 +393,13 @@ func (c *client) holdAcquire(ctx context.Context, ob *Obs, now, p uint8) error {
 func (c *client) loseRequest(ctx context.Context, ob *Obs, now uint8) error {
 	k := c.m.Next(c.d)
 	rh, ok := c.lk.(replyHolder)
-	if !ok || c.net == nil || c.d.Lose != model.LoseRequest || k != model.ActRelease {
-		return fmt.Errorf("client %s: a lost %s is not played for real (a release lost on the way to one Redis node is)", model.ClientName(c.i), k)
+	if !ok || c.net == nil || k != model.ActRelease {
+		return fmt.Errorf("client %s: a lost %s is not played for real (a release lost on the way to one Redis node is, or its reply)", model.ClientName(c.i), k)
 	}
 	up := rh.lockUpstream()
+	if c.d.Lose == model.LoseReply {
+		return c.loseReply(ctx, ob, now, k, up)
+	}
 	if err := c.net.dropRequests(up); err != nil {
 		return err
 	}
@@ -412,6 +415,37 @@ func (c *client) loseRequest(ctx context.Context, ob *Obs, now uint8) error {
 		ob.Told = "Release → error: " + clipTold(err.Error())
 	}
 	ob.Before, ob.Result = shadow.Before, model.ResNoop
+	c.m.LoseRequest(c.d, k, now)
+	return nil
+}
+
+// loseReply is a release applied whose reply is lost (lose=reply,
+// lose-at=release; model: fault_network.go, lose): the client's proxy
+// forwards the request, drops the server's reply and closes the
+// connection, so the release is done and the client's call fails. What
+// it did follows from the look right before it (deleted: the key was
+// the client's, or with a plain DEL anyone's); the client then goes on
+// as it would after a lost request: it sends the release again after
+// its timeout, or forgets its lock (model.Client.LoseRequest).
+func (c *client) loseReply(ctx context.Context, ob *Obs, now uint8, k model.ActionKind, up string) error {
+	if err := c.net.dropReplies(up); err != nil {
+		return err
+	}
+	shadow := Obs{Action: ob.Action, Took: k}
+	_, err := c.lk.release(ctx, c, k, &shadow)
+	c.net.stopDrops()
+	if !c.net.droppedReply(up) {
+		return fmt.Errorf("client %s: its release got a reply, which its proxy was to drop (%v)", model.ClientName(c.i), err)
+	}
+	if err == nil { // a client that reports success for a release it heard nothing of
+		ob.Told = shadow.Told + " (for a release whose reply was lost)"
+	} else {
+		ob.Told = "Release → error: " + clipTold(err.Error())
+	}
+	ob.Before, ob.Result = shadow.Before, model.ResNoop
+	if shadow.Before >= 0 && (shadow.Before == c.i || c.d.Release == model.ReleaseDel) {
+		ob.Result, ob.RemovedOther = model.ResOK, shadow.Before != c.i
+	}
 	c.m.LoseRequest(c.d, k, now)
 	return nil
 }

@@ -147,6 +147,13 @@ func describe(d *model.Design, v view) string {
 	case model.ActPause, model.ActSlow, model.ActCrash:
 		return "(fault, no request)"
 	case model.ActLose:
+		if d.Lose == model.LoseReply {
+			done := "nothing deleted"
+			if v.Result == model.ResOK {
+				done = "deleted"
+			}
+			return "release applied (" + done + "), its reply lost; key: " + holderName(v.After)
+		}
 		return "release lost on the way, nothing applied; key: " + holderName(v.After)
 	case model.ActNodeCrash:
 		if v.Nodes != "" {

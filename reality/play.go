@@ -337,13 +337,14 @@ func partitionPlayed(d *model.Design) bool {
 	return d.Lock == model.LockRedis && d.Partition == model.PartitionService
 }
 
-// lostReleasePlayed reports whether the design's lost requests are played
-// for real: releases lost on the way to one Redis node (lock=redis,
-// lose=request, lose-at=release, no held requests), which the client's
-// proxy drops (client.loseRequest); the client resends after its timeout
-// or forgets (release-fail). Lost replies are not played yet.
+// lostReleasePlayed reports whether the design's lost requests or replies
+// are played for real: releases to one Redis node (lock=redis,
+// lose-at=release, no held requests) whose request the client's proxy
+// drops (lose=request, client.loseRequest) or whose reply it drops once
+// the release is applied (lose=reply, client.loseReply); the client
+// resends after its timeout or forgets (release-fail).
 func lostReleasePlayed(d *model.Design) bool {
-	return d.Losses > 0 && d.Lose == model.LoseRequest && d.LoseAt == model.PlaceRelease && d.Lock == model.LockRedis &&
+	return d.Losses > 0 && d.LoseAt == model.PlaceRelease && d.Lock == model.LockRedis &&
 		d.Release != model.ReleaseGetDel && d.Delays == 0
 }
 

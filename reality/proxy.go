@@ -49,6 +49,11 @@ type proxy struct {
 	// connection closed (a request fails at once, as the model's cut-off
 	// client's does); leakCut: planted bug: the cut lets requests through
 	cut, leakCut bool
+	// dropReplies: the server's replies are dropped and their connection
+	// closed (a request applied whose reply is lost, lose=reply);
+	// droppedReply is signalled when one was
+	dropReplies  bool
+	droppedReply chan struct{}
 	// gated: the client's requests wait (its replies do not), apart from
 	// a pause's hold: a Redlock node not yet asked (world_redlock.go,
 	// redlockUser)
@@ -91,7 +96,7 @@ func newProxy(upstream string) (*proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client proxy: no free loopback port: %v", err)
 	}
-	p := &proxy{l: l, upstream: upstream, conns: map[net.Conn]bool{}, talked: map[net.Conn]bool{}, got: make(chan struct{}, 1), dropped: make(chan struct{}, 1)}
+	p := &proxy{l: l, upstream: upstream, conns: map[net.Conn]bool{}, talked: map[net.Conn]bool{}, got: make(chan struct{}, 1), dropped: make(chan struct{}, 1), droppedReply: make(chan struct{}, 1)}
 	p.cond = sync.NewCond(&p.mu)
 	p.wg.Add(1)
 	go p.accept()
@@ -165,6 +170,14 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 				p.waiting--
 			}
 			if p.cut && !p.leakCut && !p.done { // a partition: nothing gets through, either way
+				p.mu.Unlock()
+				return
+			}
+			if reply && p.dropReplies && !p.done { // applied, its reply lost: the connection goes with it
+				select {
+				case p.droppedReply <- struct{}{}:
+				default:
+				}
 				p.mu.Unlock()
 				return
 			}
@@ -314,10 +327,23 @@ func (p *proxy) setCut(on bool) {
 	}
 }
 
-// stopDrops forwards the client's requests again.
+// dropReplyBack drops the server's replies (and closes their
+// connections) from now until stopDrops.
+func (p *proxy) dropReplyBack() {
+	p.mu.Lock()
+	p.dropReplies = true
+	select { // forget a drop signalled before
+	case <-p.droppedReply:
+	default:
+	}
+	p.mu.Unlock()
+}
+
+// stopDrops forwards the client's requests and the server's replies
+// again.
 func (p *proxy) stopDrops() {
 	p.mu.Lock()
-	p.drop = false
+	p.drop, p.dropReplies = false, false
 	p.mu.Unlock()
 }
 
@@ -456,6 +482,28 @@ func (h *netHold) dropRequests(upstream string) error {
 	}
 	p.dropRequests()
 	return nil
+}
+
+// dropReplies drops the replies of upstream until stopDrops (see
+// proxy.dropReplyBack).
+func (h *netHold) dropReplies(upstream string) error {
+	p, ok := h.proxies[upstream]
+	if !ok {
+		return fmt.Errorf("no proxy to %s", upstream)
+	}
+	p.dropReplyBack()
+	return nil
+}
+
+// droppedReply reports whether a reply of upstream was dropped since
+// dropReplies.
+func (h *netHold) droppedReply(upstream string) bool {
+	select {
+	case <-h.proxies[upstream].droppedReply:
+		return true
+	default:
+		return false
+	}
 }
 
 // dropped reports whether a request to upstream was dropped since
