@@ -31,12 +31,6 @@ type group struct {
 	zero   map[string]bool // ids of the fields that stay zero in the run (stateGroupsKeepZero keeps them)
 }
 
-var phaseNames = [...]string{
-	model.PhaseIncr: "incr", model.PhaseAcquire: "acquire", model.PhaseExpire: "expire", model.PhaseRead: "read",
-	model.PhaseWrite: "write", model.PhaseArrive: "arrive", model.PhaseRelease: "release", model.PhaseDel: "del",
-	model.PhaseReenter: "reenter", model.PhaseApply: "apply", model.PhaseDone: "done", model.PhaseCrashed: "crashed",
-}
-
 var flagNames = []struct {
 	bit  uint16
 	name string
@@ -45,13 +39,6 @@ var flagNames = []struct {
 	{model.FlagSawMine, "saw-mine"}, {model.FlagWaiting, "waiting"}, {model.FlagZNode, "znode"}, {model.FlagBuffered, "buffered"},
 	{model.FlagChecked, "checked"}, {model.FlagLost, "lost"}, {model.FlagInFlight, "in-flight"}, {model.FlagWrote, "wrote"},
 	{model.FlagStrayDel, "stray-del"}, {model.FlagOldSide, "old-side"}, {model.FlagReply, "reply"}, {model.FlagHung, "hung"},
-}
-
-func phaseName(p model.Phase) string {
-	if int(p) < len(phaseNames) && phaseNames[p] != "" {
-		return phaseNames[p]
-	}
-	return fmt.Sprintf("phase %d", p)
 }
 
 func flagsText(f uint16) string {
@@ -160,7 +147,7 @@ func stateGroupsOf(r *model.Run, keepZero bool) []group {
 			cl.fields = append(cl.fields, zeroed(&cl, row))
 		}
 	}
-	clientField("Phase", "next step", true, func(c *model.Client) string { return phaseName(c.Phase) })
+	clientField("Phase", "next step", true, func(c *model.Client) string { return c.Phase.String() })
 	clientField("Flags", "flags", true, func(c *model.Client) string { return flagsText(c.Flags) })
 	clientField("Token", "token", false, func(c *model.Client) string { return num(c.Token) })
 	clientField("Ready", "ready at", false, func(c *model.Client) string { return tick(c.Ready) })

@@ -190,3 +190,20 @@ func TestInspectorShowsAStaleReadOfZero(t *testing.T) {
 	require.Contains(t, page, fmt.Sprintf(`id="step-%d"`, bWrite))
 	require.Contains(t, page, "1 (2 acc.)", "the storage row shows the accepted writes beside the counter")
 }
+
+// TestInspectorNamesEveryPhase: a client's next step is named in the
+// story's words for every phase; a client waiting for WAIT's replicas
+// (PhaseAck) showed a blank cell when the page kept a list of its own.
+func TestInspectorNamesEveryPhase(t *testing.T) {
+	sc, err := model.ParseScenario("design replica/cad/none/plain,clients=1,ack=wait\nA acquire\n")
+	require.NoError(t, err)
+	r, err := model.Replay(&sc.Design, sc.Trace)
+	require.NoError(t, err)
+	require.Equal(t, model.PhaseAck, r.Steps[0].After.Clients[0].Phase)
+	page := string(Page(r, Info{Title: "ack"}))
+	require.Contains(t, page, `data-field="Clients.0.Phase" title="was acquire">wait</td>`)
+	for p := model.Phase(0); int(p) < model.NumPhases; p++ {
+		require.NotEqual(t, "phase?", p.String(), "phase %d has no word", p)
+		require.NotEmpty(t, p.String(), "phase %d has no word", p)
+	}
+}
