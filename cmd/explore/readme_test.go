@@ -166,3 +166,23 @@ func storyList(t *testing.T) string {
 	}
 	return b.String()
 }
+
+// TestReadmeShowsTheLocktestExample: the adapter and test under "Test your
+// own lock client" are locktest/example_test.go's, verbatim (that file is
+// compiled and run by go test ./locktest, and in a module of its own by
+// TestOutsideModule), so the README's copy cannot rot.
+func TestReadmeShowsTheLocktestExample(t *testing.T) {
+	text := readDoc(t, "README.md")
+	const intro = "## Test your own lock client\n"
+	i := strings.Index(text, intro)
+	require.GreaterOrEqual(t, i, 0, "README has no section %q", intro)
+	text = text[i:]
+	start := strings.Index(text, "```go\n")
+	require.GreaterOrEqual(t, start, 0, "the section shows no Go code")
+	shown := text[start+len("```go\n"):]
+	shown = shown[:strings.Index(shown, "```\n")]
+	example := readDoc(t, "locktest/example_test.go")
+	require.Contains(t, example, shown, "README's adapter differs from locktest/example_test.go: paste it again")
+	require.Contains(t, shown, "func (l *myLock) Acquire(")
+	require.Contains(t, shown, "func TestMyLock(t *testing.T)")
+}
