@@ -311,6 +311,16 @@ func (c *client) program(ctx context.Context, ob *Obs, now uint8) error {
 			ob.Held = model.ActWrite
 		}
 		k = model.ActWrite
+	case model.ActApply:
+		// fence-check=two-step: the write after its token check passed
+		if err := c.lookBefore(ctx, ob); err != nil {
+			return err
+		}
+		ap, ok := c.lk.(applier)
+		if !ok {
+			return fmt.Errorf("client %s: its storage has no apply step (fence-check=two-step is played on the Redis storage only)", model.ClientName(c.i))
+		}
+		r, err = ap.apply(ctx, c, int(c.m.Read)+1, c.token(false), ob)
 	case model.ActRelease, model.ActDel:
 		r, err = c.lk.release(ctx, c, k, ob)
 	}
@@ -578,6 +588,12 @@ func (c *client) left() time.Duration {
 	return c.px - time.Since(c.since) - time.Duration(c.d.DriftTicks)*c.clk.tick
 }
 
+// applier is a storage with fence-check=two-step's second request (the
+// Redis storage, redisStore.apply): the write after its token check.
+type applier interface {
+	apply(ctx context.Context, c *client, v, tok int, ob *Obs) (model.Reply, error)
+}
+
 // lookBefore asks the server who holds the key, right before the client
 // touches storage or releases (an observer's GET: the client itself does not
 // look, it believes). A storage access while the key is not the client's is
@@ -588,7 +604,7 @@ func (c *client) lookBefore(ctx context.Context, ob *Obs) error {
 		return err
 	}
 	ob.Before = h
-	if ob.Took == model.ActRead || ob.Took == model.ActWrite || ob.Took == model.ActArrive {
+	if ob.Took == model.ActRead || ob.Took == model.ActWrite || ob.Took == model.ActArrive || ob.Took == model.ActApply {
 		ob.Unsafe = h != c.i
 		if ro, ok := c.obs.(*redlockObserver); ok { // the model's rule: down nodes count
 			held, err := ro.holds(ctx, c.i)

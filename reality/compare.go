@@ -278,6 +278,16 @@ func describe(d *model.Design, v view) string {
 		if v.Took == model.ActArrive {
 			s = fmt.Sprintf("held write %d%s arrives → ", v.Value, tok(v.Token))
 		}
+		switch {
+		case v.Result == model.ResRejected:
+			s += refused()
+		case d.FenceCheck == model.FenceCheckTwoStep && v.Result == model.ResOK:
+			s = fmt.Sprintf("token check for write %d%s → passed", v.Value, tok(v.Token))
+		default:
+			s += "accepted"
+		}
+	case model.ActApply:
+		s = fmt.Sprintf("apply write %d%s, unchecked → ", v.Value, tok(v.Token))
 		if v.Result == model.ResRejected {
 			s += refused()
 		} else {

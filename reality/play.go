@@ -258,7 +258,8 @@ func window(d *model.Design, tick time.Duration) time.Duration {
 
 // playable reports whether the design can be played for real: one Redis
 // node with every acquire, release, fence, storage, check, wait and renewal
-// choice and lock-node crashes and restarts; a primary and a replica with
+// choice (fence-check=two-step too: the token check and the write are two
+// scripts, scripts.go) and lock-node crashes and restarts; a primary and a replica with
 // replicate and failover steps (replica.go); Redlock on N nodes
 // (redlock.go); an etcd lease lock; ZooKeeper (zookeeper.go); a PostgreSQL
 // row lock (postgres.go); with the client faults (pause, slow, crash,
@@ -307,9 +308,6 @@ func playable(d *model.Design) error {
 	}
 	if d.Watchdog == model.WatchdogSidecar {
 		return fmt.Errorf("design %s: a sidecar renewer (watchdog=sidecar) is not played for real yet; set watchdog=worker", d.Name())
-	}
-	if d.FenceCheck == model.FenceCheckTwoStep {
-		return fmt.Errorf("design %s: the real storage checks a write's token and sets the counter in one Lua script (reality/scripts.go), so fence-check=two-step's gap between the check and the write is not played; set fence-check=atomic", d.Name())
 	}
 	if d.Reenter != model.ReenterNone {
 		return fmt.Errorf("design %s: nested acquires (reenter=%s) are not played for real yet; set reenter=none", d.Name(), d.Reenter)
@@ -393,8 +391,12 @@ func setup(ctx context.Context, lock, store *redis.Client, d *model.Design, sc s
 			return fmt.Errorf("SET %s: %v", k, err)
 		}
 	}
-	for _, s := range []*redis.Script{acquireScript, setNXIncrScript, cadScript, renewScript, renewSetNXScript, lookScript,
-		acquireNoNXScript, setNoNXIncrScript, cadNoCheckScript, sc.read, sc.write} {
+	scripts := []*redis.Script{acquireScript, setNXIncrScript, cadScript, renewScript, renewSetNXScript, lookScript,
+		acquireNoNXScript, setNoNXIncrScript, cadNoCheckScript, sc.read, sc.write}
+	if sc.apply != nil {
+		scripts = append(scripts, sc.apply)
+	}
+	for _, s := range scripts {
 		if err := s.Load(ctx, lock).Err(); err != nil {
 			return fmt.Errorf("SCRIPT LOAD: %v", err)
 		}

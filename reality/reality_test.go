@@ -196,6 +196,43 @@ func TestPlantedStorageIsCaught(t *testing.T) {
 	}
 }
 
+// TestTwoStepFenceOnRealRedis plays the catalogue's two-step-fence lost
+// update (fence-check=two-step): A's token check passes, B takes the lock
+// and reads with token 2, and A's apply lands unchecked on the real
+// storage too. Then the tester is tested: an apply that checks the token
+// again (the design's atomic write script, planted) refuses A's write on
+// the real server, and the comparison must say so at A's apply.
+func TestTwoStepFenceOnRealRedis(t *testing.T) {
+	name := "counterexamples/redis-cad-rw-max-token_fence-check-two-step--no-lost-update.txt"
+	text, err := os.ReadFile(filepath.Join("..", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := Load(name, string(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := reproduce(t, in, Options{})
+	if !c.Agree || !c.Real.LostUpdate || c.Real.Counter != 1 || c.Real.Accepted != 2 {
+		t.Fatalf("want agreement and a real lost update (counter 1 of 2 accepted), got:\n%s", c.Text())
+	}
+	if !strings.Contains(c.Text(), "apply write 1 (token 1), unchecked → accepted ✗") {
+		t.Fatalf("A's unchecked apply is not in the comparison:\n%s", c.Text())
+	}
+
+	atomic := in.Design
+	atomic.FenceCheck = model.FenceCheckAtomic
+	recheck := storageFor(&in.Design)
+	recheck.apply = storageFor(&atomic).write // the apply checks the token again
+	c = reproduce(t, in, Options{plant: plant{storage: &recheck}})
+	if c.Agree || c.Real.LostUpdate {
+		t.Fatalf("an apply that re-checks the token went unnoticed (real lost update %v):\n%s", c.Real.LostUpdate, c.Text())
+	}
+	if want := "step 27 (t=11 A apply)"; !strings.Contains(strings.Join(c.Differences, "\n"), want) {
+		t.Fatalf("want a difference at %s, got:\n%s", want, strings.Join(c.Differences, "\n"))
+	}
+}
+
 // TestPlantedDelayIsVoid: a step held past its window makes the run void,
 // whatever the rest shows.
 func TestPlantedDelayIsVoid(t *testing.T) {
@@ -224,6 +261,7 @@ var differentialDesigns = []string{
 	"redis/get-del/rw/max-write,clock=free,clients=2,delays=1,crashes=1,horizon=20",
 	"redis/cad/rw/max-token,bug=read-no-record,horizon=20",
 	"redis/del/write/cond-update,bug=set-without-nx,horizon=16",
+	"redis/cad/rw/max-write,fence-check=two-step,clients=2,horizon=20",
 }
 
 // nodeCrashDesigns are played on a lock server of their own, killed and
@@ -340,7 +378,7 @@ func TestTTLAndTick(t *testing.T) {
 // 90 of the 179 are played, the others are skipped as NotPlayable (see
 // README, Model against reality, for the command and what it costs).
 var counterexampleFeatures = []string{"own-release", "wait-notify", "set-expire", "check-validity", "check-acquire",
-	"delay-at-write", "delay-at-acquire", "renew", "cond-update", "incr-after", "cas", "slow", "node-crashes"}
+	"delay-at-write", "delay-at-acquire", "renew", "cond-update", "incr-after", "cas", "slow", "node-crashes", "two-step"}
 
 // unplayedFault reports whether a counterexample file's design uses a fault
 // that real runs do not play yet (partitions, lost replies and resends,

@@ -264,7 +264,7 @@ func modelSide(run *model.Run) Side {
 				s.Expired = append(s.Expired, Moment{st.Seq, int(ev.Now), model.ClientName(i)})
 			}
 		}
-		isWrite := st.Action.Kind == model.ActWrite || st.Action.Kind == model.ActArrive ||
+		isWrite := st.Action.Kind == model.ActWrite || st.Action.Kind == model.ActArrive || st.Action.Kind == model.ActApply ||
 			ev.Flags&model.EvCommit != 0 // a database transaction's COMMIT applies its write
 		switch {
 		case isWrite && ev.Result == model.ResAccepted:
@@ -337,7 +337,7 @@ func realSide(d *model.Design, p *Play) Side {
 			// granted, believed in, and gone before the step ended (a pooler's DISCARD ALL)
 			show("expired-while-held", ob.Seq)
 		}
-		isWrite := ob.Took == model.ActWrite || ob.Took == model.ActArrive || isCommit(d, ob)
+		isWrite := ob.Took == model.ActWrite || ob.Took == model.ActArrive || ob.Took == model.ActApply || isCommit(d, ob)
 		switch {
 		case ob.Skipped:
 		case isWrite && ob.Result == model.ResAccepted:
@@ -435,12 +435,12 @@ func realHistory(d *model.Design, p *Play) []model.Job {
 				}
 				open[i] = -1
 			}
-		case model.ActWrite, model.ActArrive:
+		case model.ActWrite, model.ActArrive, model.ActApply:
 			if ob.Held == model.ActAcquire {
 				continue // a held acquire reply: no write
 			}
-			if ob.Result == model.ResOK && model.InTx(d) {
-				continue // pending in the transaction until COMMIT
+			if ob.Result == model.ResOK && (model.InTx(d) || d.FenceCheck == model.FenceCheckTwoStep) {
+				continue // pending in the transaction until COMMIT; two-step: its check passed, the apply follows
 			}
 			if open[i] >= 0 {
 				j := &hist[open[i]]

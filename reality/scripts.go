@@ -102,16 +102,31 @@ return redis.call('INCR', KEYS[2])`)
 // and the version the client read. The counter is always SET to the
 // client's value, never incremented by the server: a server-side increment
 // would hide a lost update.
+//
+// With fence-check=two-step (max-token, max-write) the write is two
+// requests, as the model's storeCheck and apply: write is then the token
+// check alone, which compares the token with the highest seen, records it
+// and answers {1} (passed: the client sends the write next) or {0, highest
+// token}, writing nothing; apply is the write that follows, with the same
+// ARGV, which SETs the counter unchecked and answers {1}.
 type storageScripts struct {
 	read, write *redis.Script
+	apply       *redis.Script // fence-check=two-step: the unchecked write (nil: atomic)
 }
 
 const readTail = `
 return {1, tonumber(redis.call('GET', KEYS[1]) or '0'), tonumber(redis.call('GET', KEYS[3]) or '0')}`
 
-// storageSource is the Lua of a storage mode's read and write, with the
-// model's planted bugs where they apply.
-func storageSource(mode model.StorageMode, bug model.Bug) (read, write string) {
+// applySource is fence-check=two-step's second request: the write whose
+// token check passed earlier, applied whatever the storage has seen since.
+const applySource = `
+redis.call('SET', KEYS[1], ARGV[1])
+return {1}`
+
+// storageSource is the Lua of a storage mode's read and write (with
+// fence-check=two-step: of its token check alone, without the SET), with
+// the model's planted bugs where they apply.
+func storageSource(mode model.StorageMode, bug model.Bug, twoStep bool) (read, write string) {
 	refuse := "true"
 	if bug == model.BugNoTokenCheck {
 		refuse = "false" // records tokens, never refuses
@@ -122,6 +137,9 @@ func storageSource(mode model.StorageMode, bug model.Bug) (read, write string) {
 		readRecord = ""
 	}
 	setCounter := "\nredis.call('SET', KEYS[1], ARGV[1])\nreturn {1}"
+	if twoStep && (mode == model.StorageMaxToken || mode == model.StorageMaxWrite) {
+		setCounter = "\nreturn {1}" // passed: the apply sets the counter
+	}
 	tokenCheck := func(cmp, rec string, arg int) string {
 		return strings.NewReplacer("ARG", []string{"", "ARGV[1]", "ARGV[2]"}[arg], "CMP", cmp, "REFUSE", refuse, "RECORD", rec).Replace(`
 local t = tonumber(ARG)
@@ -153,19 +171,23 @@ redis.call('SET', KEYS[3], v + 1)` + setCounter
 
 var (
 	storageMu    sync.Mutex
-	storageCache = map[[2]int]storageScripts{}
+	storageCache = map[[3]int]storageScripts{}
 )
 
 // storageFor returns the design's storage scripts.
 func storageFor(d *model.Design) storageScripts {
 	storageMu.Lock()
 	defer storageMu.Unlock()
-	k := [2]int{int(d.Storage), int(d.Bug)}
+	k := [3]int{int(d.Storage), int(d.Bug), int(d.FenceCheck)}
 	if s, ok := storageCache[k]; ok {
 		return s
 	}
-	r, w := storageSource(d.Storage, d.Bug)
+	twoStep := d.FenceCheck == model.FenceCheckTwoStep
+	r, w := storageSource(d.Storage, d.Bug, twoStep)
 	s := storageScripts{read: redis.NewScript(r), write: redis.NewScript(w)}
+	if twoStep {
+		s.apply = redis.NewScript(applySource)
+	}
 	storageCache[k] = s
 	return s
 }

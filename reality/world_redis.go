@@ -96,7 +96,8 @@ func (s *redisStore) read(ctx context.Context, c *client, tok int, ob *Obs) (mod
 	return model.Reply{Result: model.ResAccepted, Value: uint8(res[1]), Version: uint8(res[2])}, nil
 }
 
-// write sends a write with its value, token and version to the storage.
+// write sends a write with its value, token and version to the storage
+// (fence-check=two-step: its token check, answered ok when passed).
 func (s *redisStore) write(ctx context.Context, c *client, v, tok, version int, ob *Obs) (model.Reply, error) {
 	ob.Token, ob.Value = tok, v
 	res, err := s.sc.write.Run(ctx, s.store, storageKeys, v, tok, version).Int64Slice()
@@ -104,6 +105,33 @@ func (s *redisStore) write(ctx context.Context, c *client, v, tok, version int, 
 		return model.Reply{}, fmt.Errorf("storage write script: %v (reply %v)", err, res)
 	}
 	if res[0] == 0 {
+		ob.Result = model.ResRejected
+		if len(res) > 1 {
+			ob.MaxTok = int(res[1])
+		}
+		return model.Reply{Result: model.ResRejected}, nil
+	}
+	if s.sc.apply != nil { // fence-check=two-step: the check passed, the apply follows
+		ob.Result = model.ResOK
+		return model.Reply{Result: model.ResOK}, nil
+	}
+	ob.Result = model.ResAccepted
+	return model.Reply{Result: model.ResAccepted}, nil
+}
+
+// apply is fence-check=two-step's second request: the write whose token
+// check passed (write ran the check alone), SET unchecked. The model's
+// apply answers accepted whatever the storage has seen since.
+func (s *redisStore) apply(ctx context.Context, c *client, v, tok int, ob *Obs) (model.Reply, error) {
+	ob.Token, ob.Value = tok, v
+	if s.sc.apply == nil {
+		return model.Reply{}, fmt.Errorf("storage apply: the design's write is one request (fence-check=atomic), there is nothing to apply")
+	}
+	res, err := s.sc.apply.Run(ctx, s.store, storageKeys, v, tok, 0).Int64Slice()
+	if err != nil || len(res) < 1 {
+		return model.Reply{}, fmt.Errorf("storage apply script: %v (reply %v)", err, res)
+	}
+	if res[0] == 0 { // a planted apply that checks again (the tests' plant.storage)
 		ob.Result = model.ResRejected
 		if len(res) > 1 {
 			ob.MaxTok = int(res[1])

@@ -143,6 +143,17 @@ func TestReproduceCounterexampleJSON(t *testing.T) {
 	require.Equal(t, c.Model.RemovedOther, c.Real.RemovedOther)
 }
 
+// TestReproduceTwoStepFence: fence-check=two-step is judged for real (it
+// was "not judged", exit 3): the token check and the unchecked apply are
+// two scripts, and the real storage loses the update as the model does.
+func TestReproduceTwoStepFence(t *testing.T) {
+	needRedis(t)
+	code, out, errs := runReal(t, "../../counterexamples/redis-cad-rw-max-token_fence-check-two-step--no-lost-update.txt")
+	require.Equal(t, exitOK, code, "%s\n%s", out, errs)
+	require.Contains(t, out, "verdict: reality agrees with the model: lost update on the real servers too: counter 1 after 2 accepted writes")
+	require.Regexp(t, `A apply +apply write 1 \(token 1\), unchecked → accepted ✗ +apply write 1 \(token 1\), unchecked → accepted ✗`, out)
+}
+
 func mustServer(t *testing.T) string {
 	bin, err := reality.FindServer()
 	require.NoError(t, err)
