@@ -98,6 +98,9 @@ func CheckClient(name string, d *model.Design) error {
 			}
 			return common(name)
 		}
+		if name == ClientUser && d.Lock == model.LockEtcdMutex { // a queue of the user's own, or etcd's Mutex (etcd_mutex_user.go)
+			return etcdQueueUserOK(d)
+		}
 		if name == ClientUser && d.Lock == model.LockEtcd { // a lease and a put-if-absent of the user's own
 			if err := common(name); err != nil {
 				return err
@@ -429,6 +432,9 @@ type etcdMutexObserver struct {
 	cli    *clientv3.Client
 	mu     sync.Mutex
 	leases map[clientv3.LeaseID]int // each client's session lease
+	// owners are a user's clients that tell their keys (UserOwner), by
+	// client (etcd_mutex_user.go: whose)
+	owners []UserOwner
 }
 
 // setLease names a session's lease as client i's.
@@ -460,7 +466,7 @@ func (o *etcdMutexObserver) lookKey(ctx context.Context, ttl bool) (int, int64, 
 	h, ok := o.leases[clientv3.LeaseID(kv.Lease)]
 	o.mu.Unlock()
 	if !ok {
-		h = HolderUnknown
+		h = o.whose(kv)
 	}
 	if !ttl {
 		return h, 0, nil

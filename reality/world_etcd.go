@@ -72,7 +72,7 @@ func (w *etcdWorld) start(ctx context.Context) error {
 	}
 	w.obs = &etcdObserver{cli: cli, clients: w.d.Clients}
 	if w.opts.Client == ClientEtcdMutex || w.d.Lock == model.LockEtcdMutex {
-		w.mutexObs = &etcdMutexObserver{cli: cli, leases: map[clientv3.LeaseID]int{}}
+		w.mutexObs = &etcdMutexObserver{cli: cli, leases: map[clientv3.LeaseID]int{}, owners: make([]UserOwner, w.d.Clients)}
 		w.obs = w.mutexObs
 	}
 	return nil
@@ -95,6 +95,9 @@ func (w *etcdWorld) lock(ctx context.Context, i int, h *netHold) (realLock, erro
 	u, _ := url.Parse(w.opts.Etcd) // viaURL has parsed it
 	l.etcdHost = u.Host
 	ttl := int64(w.opts.px / time.Second)
+	if w.d.Lock == model.LockEtcdMutex && w.opts.Client == ClientUser { // a user's queued Mutex (etcd_mutex_user.go)
+		return w.userQueueLock(ctx, st, i, endpoint)
+	}
 	if w.d.Lock == model.LockEtcdMutex { // etcd's blocking Mutex.Lock (world_etcd_mutex.go)
 		q := &etcdQueueConn{redisStore: st, w: w, d: w.d, i: i, endpoint: endpoint}
 		if q.cli, err = newEtcdClient(endpoint); err != nil {
