@@ -270,3 +270,40 @@ func (o *etcdMutexObserver) whose(kv *mvccpb.KeyValue) int {
 	}
 	return HolderUnknown
 }
+
+// queueRace reports whether step st pauses a waiter of etcd's queued
+// Mutex past its session at a moment its key is already the first: its
+// predecessor's key was deleted (released, or gone with its session) and
+// the model's waiter has not yet taken the acquire step that finds it so.
+// A real Lock returns within milliseconds of that delete, before the
+// pause can hold its traffic, or not, if the pause holds its Get first:
+// in the one case the real client resumes with the lock its lease has
+// lost, in the other (the model's) with ErrSessionExpired. Such a
+// schedule says nothing about the client.
+func queueRace(d *model.Design, st *model.StepRecord) bool {
+	a := st.Action
+	if d.Lock != model.LockEtcdMutex || a.Kind != model.ActPause || int(a.Arg) <= d.SessionTicks {
+		return false
+	}
+	c := &st.Before.Clients[a.Client]
+	return c.Phase == model.PhaseAcquire && c.Flags&model.FlagZNode != 0 && st.Before.Nodes[0].Owner == a.Client+1
+}
+
+// QueueRace reports whether trace pauses a waiter of etcd's queued Mutex
+// past its session once its key is the first (queueRace): such a
+// schedule is not played. A trace that does not replay is no race.
+func QueueRace(d *model.Design, trace []model.Action) bool {
+	if d.Lock != model.LockEtcdMutex {
+		return false
+	}
+	run, err := model.Replay(d, trace)
+	if err != nil {
+		return false
+	}
+	for k := range run.Steps {
+		if queueRace(d, &run.Steps[k]) {
+			return true
+		}
+	}
+	return false
+}

@@ -82,6 +82,10 @@ func heldPlayable(d *model.Design, client string, run *model.Run) error {
 			return &NotPlayable{Design: d.Name(), Client: client,
 				Because: fmt.Sprintf("step %d (%s) pauses for exactly the session's %d ticks: the model's session lives (it resumes in the tick its lease would run out), a real lease kept alive just before each tick has run out half a tick before; pause shorter or longer", st.Seq, st.Action, d.SessionTicks)}
 		}
+		if queueRace(d, &st) {
+			return &NotPlayable{Design: d.Name(), Client: client,
+				Because: fmt.Sprintf("step %d (%s) pauses a waiter past its session once its key is the first: a real Lock returns within milliseconds of its predecessor's delete, before the pause holds it, or not; pause shorter, or after its acquire", st.Seq, st.Action)}
+		}
 		if st.Action.Kind != model.ActDelay {
 			continue
 		}
