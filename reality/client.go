@@ -51,6 +51,30 @@ type client struct {
 	// sent at tick heldAt, answered on held once the reply is let through
 	held   chan heldReply
 	heldAt uint8
+	// orphan: watchdog=sidecar, the worker crashed holding the lock and
+	// nobody told its sidecar, which goes on renewing the key at its beat
+	// (the next at tick orphanDue); sidecarDies: planted bug: the sidecar
+	// stops with the crash
+	orphan      bool
+	orphanDue   int
+	sidecarDies bool
+}
+
+// sidecarLock is a lock whose renewals a sidecar process sends
+// (keyLock, watchdog=sidecar): the proxy key of its connection ("":
+// none), and whether it is alive and reaches the server.
+type sidecarLock interface {
+	sidecarUpstream() string
+	sidecarPing(ctx context.Context) bool
+}
+
+// sidecarUp is the proxy key of the client's sidecar renewer, "" when
+// the watchdog is not a sidecar.
+func (c *client) sidecarUp() string {
+	if sl, ok := c.lk.(sidecarLock); ok {
+		return sl.sidecarUpstream()
+	}
+	return ""
 }
 
 // heldReply is the answer to an acquire whose reply was held.
@@ -139,6 +163,9 @@ func (c *client) busy(o order) string {
 	if k.IsFault() || int(c.m.Ready) <= o.now {
 		return ""
 	}
+	if k == model.ActRenew && c.d.Watchdog == model.WatchdogSidecar {
+		return "" // its sidecar is not paused with it
+	}
 	if c.m.Flags&model.FlagPaused != 0 {
 		return fmt.Sprintf("still paused until t=%d", c.m.Ready)
 	}
@@ -149,8 +176,9 @@ func (c *client) busy(o order) string {
 }
 
 // tick is the start of tick now for the client: a pause that ends now
-// lets its held traffic through.
-func (c *client) tick(now int) {
+// lets its held traffic through, and the sidecar of a worker that
+// crashed holding the lock renews it when its beat is due (orphanBeat).
+func (c *client) tick(ctx context.Context, now int) error {
 	if c.m.Tick(uint8(now)) && c.net != nil {
 		c.net.resume()
 	}
@@ -158,8 +186,56 @@ func (c *client) tick(now int) {
 		c.m.Cut, c.m.Group = 0, 0
 		if rh, ok := c.lk.(replyHolder); ok && c.net != nil {
 			_ = c.net.cut(rh.lockUpstream(), false)
+			if up := c.sidecarUp(); up != "" {
+				_ = c.net.cut(up, false)
+			}
 		}
 	}
+	return c.orphanBeat(ctx, now)
+}
+
+// orphaned is the client's worker crashed while it believed it held the
+// lock: if the key is its own, its sidecar goes on renewing it from tick
+// due on (orphanBeat), and ob.Value counts the key, as the model's crash
+// counts the keys renewed for ever.
+func (c *client) orphaned(ctx context.Context, ob *Obs, due int) error {
+	h, err := c.obs.holder(ctx)
+	if err != nil {
+		return err
+	}
+	if h == c.i {
+		c.orphan, c.orphanDue, ob.Value = true, due, 1
+	}
+	return nil
+}
+
+// orphanBeat is the renewal of a sidecar whose worker crashed holding
+// the lock (model: fault_client.go, crash): nobody told it, so it renews
+// the key every renew ticks, for ever, as the model's key without
+// expiry; a renewal that finds the key not the worker's any more ends
+// it. The client's goroutine has ended: the conductor calls this.
+func (c *client) orphanBeat(ctx context.Context, now int) error {
+	if !c.orphan || now < c.orphanDue {
+		return nil
+	}
+	var ob Obs
+	rep, err := c.lk.renew(ctx, c, &ob)
+	if err != nil {
+		return fmt.Errorf("client %s's sidecar, its worker gone: %v", model.ClientName(c.i), err)
+	}
+	if ob.Skipped || rep.Result != model.ResOK {
+		c.orphan = false
+	}
+	c.orphanDue = now + c.d.RenewTicks
+	return nil
+}
+
+// kept reports whether client c crashed holding the lock and its sidecar
+// still renews the key (see Obs.Kept): it is alive and reaches the
+// server.
+func (c *client) kept(ctx context.Context) bool {
+	sl, ok := c.lk.(sidecarLock)
+	return c.orphan && ok && sl.sidecarPing(ctx)
 }
 
 // partition cuts the client off from the lock's server for the design's
@@ -173,6 +249,11 @@ func (c *client) partition(now, g uint8) error {
 		return fmt.Errorf("client %s: a partition is played for real on one Redis node, from the lock service (partition=service) only", model.ClientName(c.i))
 	}
 	c.m.Cut, c.m.Group = now+uint8(c.d.PartitionTicks), g+1
+	if up := c.sidecarUp(); up != "" { // the sidecar beside it is cut off with it (model: keyRenew's reach)
+		if err := c.net.cut(up, true); err != nil {
+			return err
+		}
+	}
 	return c.net.cut(rh.lockUpstream(), true)
 }
 
@@ -212,7 +293,11 @@ func (c *client) do(ctx context.Context, o order) reply {
 		if !c.crashLives {
 			c.lk.crashed(c)
 		}
+		held, due := c.m.Believes(), int(c.m.Timer)
 		c.m.Crash()
+		if held && c.sidecarUp() != "" && !c.sidecarDies { // nobody tells its sidecar
+			r.err = c.orphaned(ctx, &r.obs, max(due, int(now)+1))
+		}
 	case model.ActDelay:
 		if c.m.Next(c.d) == model.ActAcquire {
 			r.err = c.holdAcquire(ctx, &r.obs, now, o.a.Arg)
@@ -233,7 +318,7 @@ func (c *client) do(ctx context.Context, o order) reply {
 			r.obs.Result = model.ResUnreachable
 			rep, r.err = model.Reply{Result: model.ResUnreachable}, nil
 		}
-		if r.err == nil {
+		if r.err == nil && !r.obs.Skipped {
 			c.m.Take(c.d, model.ActRenew, rep, now)
 		}
 	default:

@@ -86,7 +86,7 @@ func realView(ob *Obs) view {
 		RemovedOther: ob.RemovedOther,
 		After:        ob.After,
 		Held:         ob.Held,
-		NoExpiry:     ob.After >= 0 && ob.AfterPTTL == -1,
+		NoExpiry:     ob.After >= 0 && (ob.AfterPTTL == -1 || ob.Kept),
 		Node:         ob.Node,
 		Won:          ob.Won,
 		Nodes:        ob.Nodes,

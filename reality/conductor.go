@@ -89,6 +89,7 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 		clients[i].noHold = opts.plant.noHold
 		clients[i].crashLives = opts.plant.crashLives
 		clients[i].noReplyHold = opts.plant.noReplyHold
+		clients[i].sidecarDies = opts.plant.sidecarDies
 		defer clients[i].close()
 		if err := lk.connect(ctx); err != nil {
 			return nil, err
@@ -214,6 +215,9 @@ func (k *conductor) play(ctx context.Context, trace []model.Action, budget time.
 		if err != nil {
 			return err
 		}
+		if ob.After >= 0 && ob.After < len(k.clients) { // a crashed holder's sidecar renews its key for ever
+			ob.Kept = k.clients[ob.After].kept(ctx)
+		}
 		ob.Seq, ob.Believes, ob.Inside, ob.Done, ob.Crashed, ob.Waiting = seq, k.believes, k.inside, k.done, k.crashedMask, k.waiting
 		k.after, k.afterPTTL, k.afterNodes = ob.After, ob.AfterPTTL, ob.Nodes
 		p.late(&ob, clk.offset(k.now))
@@ -234,7 +238,9 @@ func (k *conductor) tick(ctx context.Context, seq int, a model.Action, budget ti
 	ob := Obs{Action: a, Took: model.ActTick, Tick: k.now, Before: HolderNotLooked}
 	ob.Start = k.clk.since()
 	for _, c := range k.clients {
-		c.tick(k.now)
+		if err := c.tick(ctx, k.now); err != nil {
+			return Obs{}, fmt.Errorf("step %d (tick to t=%d): %v", seq, k.now, err)
+		}
 	}
 	for n := range k.downUntil {
 		if k.downUntil[n] == k.now { // the crashed lock node comes back

@@ -58,6 +58,8 @@ func CheckClient(name string, d *model.Design) error {
 			return fmt.Errorf("client %s releases with a check-and-delete: want release=cad, not %s", lib, d.Release)
 		case d.Wait != model.WaitPoll:
 			return fmt.Errorf("client %s polls: want wait=poll, not %s", lib, d.Wait)
+		case d.Watchdog == model.WatchdogSidecar:
+			return fmt.Errorf("client %s renews in the worker's process: a sidecar renewer is played with lockcheck's own client only; want watchdog=worker", lib)
 		case d.Check == model.CheckAcquire && lib == ClientRedsync: // what redsync does: Mutex.lockContext
 		case d.Check != model.CheckTrust && lib != ClientUser: // a user's client measures its validity itself (UserLock.Validity)
 			return fmt.Errorf("client %s: check=%s is not played with a library; want check=trust (redsync: trust or acquire)", lib, d.Check)

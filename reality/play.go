@@ -101,6 +101,12 @@ type plant struct {
 	// noGate: a user's Redlock Acquire reaches every node at once, not
 	// node k at the attempt's step for node k (redlock_user.go)
 	noGate bool
+	// sidecarHeld: a sidecar's renewals go through a proxy its worker's
+	// pauses hold, as if it ran in the worker's process
+	sidecarHeld bool
+	// sidecarDies: a sidecar stops when its worker crashes, as if it were
+	// a thread of the worker's
+	sidecarDies bool
 }
 
 // Obs is one step of the schedule as it happened on the real servers.
@@ -146,6 +152,11 @@ type Obs struct {
 	// Start and End are the real times, since the start of tick 1, at which
 	// the step was ordered and at which its last reply came back.
 	Start, End time.Duration
+	// Kept: the key's holder has crashed and its sidecar renewer
+	// (watchdog=sidecar), alive and in reach of the server, goes on
+	// renewing the key at its beat: it never expires (the model's key
+	// without expiry), as the ticks' looks show
+	Kept bool
 }
 
 // Play is a schedule played on real servers.
@@ -259,7 +270,8 @@ func window(d *model.Design, tick time.Duration) time.Duration {
 // playable reports whether the design can be played for real: one Redis
 // node with every acquire, release, fence, storage, check, wait and renewal
 // choice (fence-check=two-step too: the token check and the write are two
-// scripts, scripts.go) and lock-node crashes and restarts; a primary and a replica with
+// scripts, scripts.go; a sidecar renewer too: keyLock.sidecar) and
+// lock-node crashes and restarts; a primary and a replica with
 // replicate and failover steps (replica.go); Redlock on N nodes
 // (redlock.go); an etcd lease lock; ZooKeeper (zookeeper.go); a PostgreSQL
 // row lock (postgres.go); with the client faults (pause, slow, crash,
@@ -306,8 +318,8 @@ func playable(d *model.Design) error {
 	if d.Lock == model.LockRedlock && (d.Release != model.ReleaseCAD || d.Wait != model.WaitPoll || d.Check != model.CheckTrust || d.Bug != model.BugNone || d.RenewTicks > 0) {
 		return fmt.Errorf("design %s: Redlock is played for real with release=cad, wait=poll, check=trust, renew=0 and no planted bug", d.Name())
 	}
-	if d.Watchdog == model.WatchdogSidecar {
-		return fmt.Errorf("design %s: a sidecar renewer (watchdog=sidecar) is not played for real yet; set watchdog=worker", d.Name())
+	if d.Watchdog == model.WatchdogSidecar && d.Lock != model.LockRedis {
+		return fmt.Errorf("design %s: a sidecar renewer (watchdog=sidecar) is played for real on one Redis node only (lock=redis); set watchdog=worker", d.Name())
 	}
 	if d.Reenter != model.ReenterNone {
 		return fmt.Errorf("design %s: nested acquires (reenter=%s) are not played for real yet; set reenter=none", d.Name(), d.Reenter)

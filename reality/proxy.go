@@ -376,6 +376,10 @@ type netHold struct {
 	store   string // the storage's proxy (newRedisStore), which holdLock leaves open
 	leak    bool   // planted bug: its HTTP/2 proxies leak held replies (proxy.leak)
 	leakCut bool   // planted bug: a partition lets the client's requests through (proxy.leakCut)
+	// unheld are the proxies of another process beside the client's (a
+	// sidecar renewer's, sidecarProxyKey): a pause of the client does not
+	// hold them, a partition of its host cuts them too
+	unheld map[string]bool
 }
 
 // via returns the address the client uses for upstream, starting a proxy
@@ -431,8 +435,40 @@ func (h *netHold) holdLock() {
 
 func (h *netHold) hold() {
 	for _, u := range h.order {
-		h.proxies[u].hold()
+		if !h.unheld[u] {
+			h.proxies[u].hold()
+		}
 	}
+}
+
+// holds reports whether key's proxy holds all traffic now (a pause).
+func (h *netHold) holds(key string) bool {
+	p, ok := h.proxies[key]
+	if !ok {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.held
+}
+
+// sidecarProxyKey names the proxy of a client's sidecar renewer to the
+// lock's server (watchdog=sidecar): a process of its own beside the
+// client's, whose traffic the client's pauses do not hold.
+func sidecarProxyKey(upstream string) string { return "sidecar@" + upstream }
+
+// viaUnheld is viaKey for a proxy that the client's pauses do not hold
+// (another process's: sidecarProxyKey).
+func (h *netHold) viaUnheld(key, upstream string) (string, error) {
+	addr, err := h.viaKey(key, upstream)
+	if err != nil {
+		return "", err
+	}
+	if h.unheld == nil {
+		h.unheld = map[string]bool{}
+	}
+	h.unheld[key] = true
+	return addr, nil
 }
 
 // pingOnHold makes a hold of upstream's proxy send a ZooKeeper ping

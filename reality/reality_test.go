@@ -262,6 +262,7 @@ var differentialDesigns = []string{
 	"redis/cad/rw/max-token,bug=read-no-record,horizon=20",
 	"redis/del/write/cond-update,bug=set-without-nx,horizon=16",
 	"redis/cad/rw/max-write,fence-check=two-step,clients=2,horizon=20",
+	"redis/cad/write/max-token,watchdog=sidecar,renew=3,crashes=1,horizon=24",
 }
 
 // nodeCrashDesigns are played on a lock server of their own, killed and

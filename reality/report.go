@@ -356,13 +356,14 @@ func realSide(d *model.Design, p *Play) Side {
 		if ob.Done == all && ob.Crashed == 0 {
 			show("all-done", ob.Seq)
 		}
-		// a key with no expiry whose holder is gone, while others wait; or,
+		// a key with no expiry (or renewed for ever by its crashed
+		// holder's sidecar: Obs.Kept) whose holder is gone, while others wait; or,
 		// with wait=notify, no key while every live client sleeps
 		live := all &^ ob.Done
 		// a ZooKeeper node lives with its session, which a crashed
 		// holder's ends: it is not there for ever
 		sessionEnds := d.Lock == model.LockZooKeeper && ob.After >= 0 && ob.Crashed&(1<<ob.After) != 0
-		if live != 0 && ((ob.After >= 0 && ob.AfterPTTL == -1 && live&(1<<ob.After) == 0 && !sessionEnds) ||
+		if live != 0 && ((ob.After >= 0 && (ob.AfterPTTL == -1 || ob.Kept) && live&(1<<ob.After) == 0 && !sessionEnds) ||
 			(d.Wait == model.WaitNotify && ob.After == HolderNone && ob.Waiting&live == live)) {
 			show("progress", ob.Seq)
 		}

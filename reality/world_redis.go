@@ -180,6 +180,14 @@ type keyLock struct {
 	value string        // its value in the lock key, e.g. "B:91ab"
 	px    time.Duration // the TTL it sends with SET … PX
 	up    string        // the lock's proxy (its upstream, or lockProxyKey of it)
+	// side is the connection of the client's sidecar renewer
+	// (watchdog=sidecar), a process of its own beside the worker: its
+	// renewals go through a proxy of their own (sideUp in sideNet, the
+	// client's proxies), which the worker's pauses do not hold (nil: the
+	// watchdog is the worker's)
+	side    *redis.Client
+	sideUp  string
+	sideNet *netHold
 }
 
 // crashed: a user's client dies with its process (userCrashed); the
@@ -228,6 +236,12 @@ func newKeyLock(ctx context.Context, d *model.Design, opts *Options, sc storageS
 	if d.Wait == model.WaitNotify {
 		l.sub = redis.NewClient(lockOptions(d, lockVia, opts.LockDB)).Subscribe(context.Background())
 	}
+	if d.Watchdog == model.WatchdogSidecar {
+		if err := l.sidecar(d, opts, h, lockAddr); err != nil {
+			l.close()
+			return nil, err
+		}
+	}
 	switch opts.Client {
 	case ClientRedsync:
 		l.lib = newRedsync(lockVia, opts.LockDB, l.value, opts.px, d, opts.Tick)
@@ -253,9 +267,42 @@ func newKeyLock(ctx context.Context, d *model.Design, opts *Options, sc storageS
 	return l, nil
 }
 
+// sidecar opens the connection of the client's sidecar renewer, through
+// a proxy of its own that the worker's pauses leave open (planted bug
+// sidecarHeld: a proxy the pauses hold, as if the renewer ran in the
+// worker's process).
+func (l *keyLock) sidecar(d *model.Design, opts *Options, h *netHold, lockAddr string) error {
+	l.sideUp, l.sideNet = sidecarProxyKey(lockAddr), h
+	via := h.viaUnheld
+	if opts.plant.sidecarHeld {
+		via = h.viaKey
+	}
+	addr, err := via(l.sideUp, lockAddr)
+	if err != nil {
+		return err
+	}
+	l.side = redis.NewClient(lockOptions(d, addr, opts.LockDB))
+	return nil
+}
+
+// sidecarUpstream is the proxy key of the client's sidecar renewer ("":
+// none), which a partition of the client's host cuts too.
+func (l *keyLock) sidecarUpstream() string { return l.sideUp }
+
+// sidecarPing reports whether the client's sidecar renewer is alive and
+// reaches the lock's server.
+func (l *keyLock) sidecarPing(ctx context.Context) bool {
+	return l.side != nil && l.side.Ping(ctx).Err() == nil
+}
+
 func (l *keyLock) connect(ctx context.Context) error {
 	if err := l.lock.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("client %s: PING: %v", model.ClientName(l.i), err)
+	}
+	if l.side != nil {
+		if err := l.side.Ping(ctx).Err(); err != nil {
+			return fmt.Errorf("client %s's sidecar: PING: %v", model.ClientName(l.i), err)
+		}
 	}
 	if err := l.connectStore(ctx, l.i); err != nil {
 		return err
@@ -282,6 +329,9 @@ func (l *keyLock) close() {
 	}
 	l.lock.Close()
 	l.store.Close()
+	if l.side != nil {
+		l.side.Close()
+	}
 	if l.sub != nil {
 		l.sub.Close()
 	}
@@ -525,6 +575,10 @@ func releasedReply(d *model.Design, c *client, ob *Obs, ok bool) model.Reply {
 }
 
 // renew is the watchdog's step: extend the TTL if the key is still ours.
+// A sidecar renews over its own connection; while its proxy holds its
+// traffic (planted bug sidecarHeld: with its paused worker's) the
+// renewal is sent into the hold and lands when the hold ends, and the
+// step is skipped: the sidecar has no answer.
 func (l *keyLock) renew(ctx context.Context, c *client, ob *Obs) (model.Reply, error) {
 	if l.lib != nil {
 		return libRenew(ctx, l.lib, ob)
@@ -533,7 +587,16 @@ func (l *keyLock) renew(ctx context.Context, c *client, ob *Obs) (model.Reply, e
 	if l.d.Extend == model.ExtendSetNX { // redsync's touchWithSetNXScript
 		script = renewSetNXScript
 	}
-	n, err := script.Run(ctx, l.lock, []string{LockKey}, l.value, l.px.Milliseconds()).Int64()
+	conn := l.lock
+	if l.side != nil {
+		conn = l.side
+		if l.sideNet.holds(l.sideUp) {
+			go script.Run(ctx, conn, []string{LockKey}, l.value, l.px.Milliseconds()) // its reply, once it comes, goes nowhere
+			ob.Skipped, ob.Why = true, "its sidecar's renewal is held in the network"
+			return model.Reply{}, nil
+		}
+	}
+	n, err := script.Run(ctx, conn, []string{LockKey}, l.value, l.px.Milliseconds()).Int64()
 	if err != nil {
 		if err := lockErr(l.d, err, "renew script"); !isDown(err) {
 			return model.Reply{}, err
