@@ -459,6 +459,29 @@ func (c *Client) DelayWrite(now, p uint8) {
 	c.Ready = now + p
 }
 
+// SendResent sends the client's request of kind k (a write or a release,
+// resendable) that the network holds for p ticks, longer than its
+// timeout: the client gives up waiting at the timeout and sends it
+// again, and the first copy arrives at now+p (Stray), whatever the
+// client has done since.
+func (c *Client) SendResent(d *Design, k ActionKind, now, p uint8) {
+	c.Stray = now + p
+	if k != ActWrite {
+		c.Flags |= FlagStrayDel
+		straySent(d, c)
+	}
+	c.Ready = now + uint8(d.TimeoutTicks)
+}
+
+// StrayArrived is the client once the first copy of its resent request
+// has arrived (strayArrive, which reads the marks first): nothing of it
+// is on its way any more.
+func (c *Client) StrayArrived() {
+	c.Stray = 0
+	c.Flags &^= FlagStrayDel
+	strayDone(c)
+}
+
 // Tick is the start of tick now for the client: a wait that ends now (its
 // work, a back-off, a pause) is over. It reports whether a pause ended.
 func (c *Client) Tick(now uint8) (resumed bool) {

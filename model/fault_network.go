@@ -69,12 +69,7 @@ func delay(d *Design, s *State, i int, p uint8, ev *Event) {
 	if d.TimeoutTicks > 0 && int(p) > d.TimeoutTicks && resendable(k) {
 		// the client gives up waiting at the timeout and resends; the first
 		// copy arrives at now+p
-		c.Stray = s.Now + p
-		if k != ActWrite {
-			c.Flags |= FlagStrayDel
-			straySent(d, c)
-		}
-		c.Ready = s.Now + uint8(d.TimeoutTicks)
+		c.SendResent(d, k, s.Now, p)
 		ev.Token, ev.Value = sentToken(d, c, false), c.Read+1
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -58,6 +59,25 @@ type client struct {
 	orphan      bool
 	orphanDue   int
 	sidecarDies bool
+	// stray is the first copy of a resent release still on its way (a
+	// release held past the timeout: the model's Client.Stray), sent for
+	// real when it arrives, with the value of the job that sent it
+	stray *strayRelease
+}
+
+// strayRelease is the late first copy of a resent release: its kind and
+// the lock value it carries.
+type strayRelease struct {
+	k     model.ActionKind
+	value string
+}
+
+// lateReleaser is a lock whose releases the network can hold (keyLock):
+// the value a release sent now carries, and a release of that value
+// applied later, whatever the client has done since.
+type lateReleaser interface {
+	lockValue() string
+	releaseCopy(ctx context.Context, c *client, k model.ActionKind, value string, ob *Obs) (model.Reply, error)
 }
 
 // sidecarLock is a lock whose renewals a sidecar process sends
@@ -160,8 +180,8 @@ func (c *client) run(ctx context.Context, orders <-chan order, replies chan<- re
 // the network, until a later tick. "" when it can.
 func (c *client) busy(o order) string {
 	k := o.a.Kind
-	if k.IsFault() || int(c.m.Ready) <= o.now {
-		return ""
+	if k.IsFault() || int(c.m.Ready) <= o.now || k == model.ActArrive && c.strayDue(o.now) {
+		return "" // (a stray copy arrives whatever its client does)
 	}
 	if k == model.ActRenew && c.d.Watchdog == model.WatchdogSidecar {
 		return "" // its sidecar is not paused with it
@@ -303,11 +323,21 @@ func (c *client) do(ctx context.Context, o order) reply {
 			r.err = c.holdAcquire(ctx, &r.obs, now, o.a.Arg)
 			break
 		}
+		if k := c.m.Next(c.d); k == model.ActRelease || k == model.ActDel {
+			r.err = c.delayRelease(&r.obs, k, now, o.a.Arg)
+			break
+		}
 		// the write is sent, and the network holds it until it arrives
 		r.obs.Held = model.ActWrite
 		tok := c.token(false)
 		r.obs.Value, r.obs.Token = int(c.m.Read)+1, tok
 		c.m.DelayWrite(now, o.a.Arg)
+	case model.ActArrive:
+		if c.strayDue(o.now) {
+			r.err = c.strayArrive(ctx, &r.obs)
+			break
+		}
+		r.err = c.program(ctx, &r.obs, now)
 	case model.ActLose:
 		r.err = c.loseRequest(ctx, &r.obs, now)
 	case model.ActPartition:
@@ -350,6 +380,15 @@ func (c *client) program(ctx context.Context, ob *Obs, now uint8) error {
 	ob.Took = k
 	if k == model.ActArrive && c.m.Flags&model.FlagReply != 0 {
 		return c.arriveAcquire(ctx, ob, now)
+	}
+	if k == model.ActArrive && c.m.Flags&model.FlagInFlight != 0 && (c.m.Phase == model.PhaseRelease || c.m.Phase == model.PhaseDel) {
+		// a held release reaches the server now (delayRelease)
+		c.m.Flags &^= model.FlagInFlight
+		k = model.ActRelease
+		if c.m.Phase == model.PhaseDel {
+			k = model.ActDel
+		}
+		ob.Held = k
 	}
 	c.m.Flags |= model.FlagStarted
 	var r model.Reply
@@ -473,6 +512,55 @@ func (c *client) holdAcquire(ctx context.Context, ob *Obs, now, p uint8) error {
 	}
 	c.m.Flags |= model.FlagStarted | model.FlagInFlight | model.FlagReply
 	c.m.Ready = now + p
+	return nil
+}
+
+// delayRelease is a release of kind k that the network holds for p ticks
+// (delay-at=release on one Redis node; model: fault_network.go, delay):
+// nothing reaches the server now. Held no longer than the client's
+// timeout (or with none), it reaches the server at the client's arrive
+// step, as the model's does. Held longer, the client gives up waiting at
+// its timeout and sends the release again (its next step), and the first
+// copy, carrying the value of the job that sent it, lands at its own
+// arrive step whatever the client has done since (strayArrive): with a
+// value per process it finds the same value in the client's next lock.
+func (c *client) delayRelease(ob *Obs, k model.ActionKind, now, p uint8) error {
+	lr, ok := c.lk.(lateReleaser)
+	if !ok {
+		return fmt.Errorf("client %s: a held release is played on one Redis node only", model.ClientName(c.i))
+	}
+	ob.Held = k
+	if c.d.TimeoutTicks > 0 && int(p) > c.d.TimeoutTicks {
+		ob.Token, ob.Value = c.token(false), int(c.m.Read)+1 // what the model's delay tells of the request
+		c.stray = &strayRelease{k: k, value: lr.lockValue()}
+		c.m.SendResent(c.d, k, now, p)
+		return nil
+	}
+	c.m.Flags |= model.FlagInFlight
+	c.m.Ready = now + p
+	return nil
+}
+
+// strayDue reports whether the first copy of the client's resent release
+// arrives at tick now (model: strayDue).
+func (c *client) strayDue(now int) bool {
+	return c.stray != nil && c.m.Stray != 0 && int(c.m.Stray) <= now && c.m.Flags&model.FlagInFlight == 0 && c.m.Phase != model.PhaseArrive
+}
+
+// strayArrive is the late first copy of the client's resent release
+// reaching the server now: check-and-delete of the value it carries (or
+// a plain DEL), whatever the client holds now (model: strayArrive).
+func (c *client) strayArrive(ctx context.Context, ob *Obs) error {
+	lr, ok := c.lk.(lateReleaser)
+	if !ok {
+		return fmt.Errorf("client %s: a late release is played on one Redis node only", model.ClientName(c.i))
+	}
+	ob.Took, ob.Held = model.ActArrive, model.ActRelease
+	if _, err := lr.releaseCopy(ctx, c, c.stray.k, c.stray.value, ob); err != nil {
+		return err
+	}
+	c.stray = nil
+	c.m.StrayArrived()
 	return nil
 }
 
@@ -689,7 +777,7 @@ func (c *client) lookBefore(ctx context.Context, ob *Obs) error {
 		return err
 	}
 	ob.Before = h
-	if ob.Took == model.ActRead || ob.Took == model.ActWrite || ob.Took == model.ActArrive || ob.Took == model.ActApply {
+	if ob.Took == model.ActRead || ob.Took == model.ActWrite || ob.Took == model.ActApply || ob.Took == model.ActArrive && ob.Held != model.ActRelease && ob.Held != model.ActDel {
 		ob.Unsafe = h != c.i
 		if ro, ok := c.obs.(*redlockObserver); ok { // the model's rule: down nodes count
 			held, err := ro.holds(ctx, c.i)
@@ -717,11 +805,22 @@ func holderOf(v string, err error, clients int) int {
 		return HolderNone
 	}
 	for i := 0; i < clients; i++ {
-		if v == model.LockValue(i) {
+		if v == model.LockValue(i) || strings.HasPrefix(v, model.LockValue(i)+"/") { // a later job's own (jobValue)
 			return i
 		}
 	}
 	return HolderUnknown
+}
+
+// jobValue is the value client i writes into the key in its job job (0:
+// the first), as the model's (model/jobs.go, jobValue): LockValue(i), and
+// with a value per job (value=job) the job's number after the first
+// ("/2"); with value=process every job writes LockValue(i).
+func jobValue(d *model.Design, i, job int) string {
+	if job > 0 && d.Value == model.ValueJob {
+		return fmt.Sprintf("%s/%d", model.LockValue(i), job+1)
+	}
+	return model.LockValue(i)
 }
 
 // downError is a lock-node request that got no answer because the node is

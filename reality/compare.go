@@ -143,6 +143,9 @@ func describe(d *model.Design, v view) string {
 		if v.Held == model.ActAcquire {
 			return "acquire sent, its reply held in the network; key: " + holderName(v.After)
 		}
+		if v.Held == model.ActRelease || v.Held == model.ActDel {
+			return "release held in the network; key: " + holderName(v.After)
+		}
 		return fmt.Sprintf("write %d%s held in the network", v.Value, tok(v.Token))
 	case model.ActPause, model.ActSlow, model.ActCrash:
 		return "(fault, no request)"
@@ -271,6 +274,13 @@ func describe(d *model.Design, v view) string {
 			s = "held acquire reply arrives → refused"
 			if v.Result == model.ResOK {
 				s = "held acquire reply arrives → OK"
+			}
+			break
+		}
+		if v.Held == model.ActRelease || v.Held == model.ActDel {
+			s = "held release arrives → 0"
+			if v.Result == model.ResOK {
+				s = "held release arrives → 1 (deleted)"
 			}
 			break
 		}

@@ -359,7 +359,8 @@ func (k *conductor) clientStep(ctx context.Context, seq int, a model.Action, ord
 	// (redsync unlocks a lock whose validity is gone)
 	heldAcquire := ob.Held == model.ActAcquire && !ob.Skipped
 	lost := a.Kind == model.ActLose && !ob.Skipped // a lost release: the look shows that nothing was applied
-	if !heldAcquire && !lost && (a.Kind.IsFault() || ob.Skipped || !touchesKey(ob.Took)) {
+	heldRelease := a.Kind == model.ActArrive && (ob.Held == model.ActRelease || ob.Held == model.ActDel) && !ob.Skipped
+	if !heldAcquire && !lost && !heldRelease && (a.Kind.IsFault() || ob.Skipped || !touchesKey(ob.Took)) {
 		ob.After, ob.AfterPTTL, ob.Nodes = k.after, k.afterPTTL, k.afterNodes
 		return ob, nil
 	}

@@ -74,8 +74,8 @@ func SessionRace(d *model.Design, a model.Action) bool {
 }
 
 // heldPlayable reports whether the requests the schedule's delays hold can
-// be held for real: writes, and the replies of a Redis or etcd lock's acquires (a
-// *NotPlayable if not). client is the lock client ("" any).
+// be held for real: writes, the replies of a Redis or etcd lock's
+// acquires, and releases to one Redis node (a *NotPlayable if not). client is the lock client ("" any).
 func heldPlayable(d *model.Design, client string, run *model.Run) error {
 	for _, st := range run.Steps {
 		if d.Lock == model.LockEtcdMutex && SessionRace(d, st.Action) {
@@ -93,9 +93,10 @@ func heldPlayable(d *model.Design, client string, run *model.Run) error {
 		// an etcd lock's acquire is a transaction on a gRPC stream, whose
 		// reply the client's HTTP/2 proxy holds (h2hold.go)
 		single := d.Lock == model.LockRedis || d.Lock == model.LockReplica || d.Lock == model.LockEtcd
-		if k != model.ActWrite && (k != model.ActAcquire || !single) {
+		release := (k == model.ActRelease || k == model.ActDel) && d.Lock == model.LockRedis // client.delayRelease
+		if k != model.ActWrite && (k != model.ActAcquire || !single) && !release {
 			return &NotPlayable{Design: d.Name(), Client: client,
-				Because: fmt.Sprintf("step %d (%s) holds its %s, and real runs hold writes and the replies of a Redis or etcd lock's acquires only", st.Seq, st.Action, k)}
+				Because: fmt.Sprintf("step %d (%s) holds its %s, and real runs hold writes, the replies of a Redis or etcd lock's acquires and releases to one Redis node only", st.Seq, st.Action, k)}
 		}
 		if k == model.ActAcquire && client == ClientRedsync && int(st.Action.Arg) >= d.TTLTicks && d.Check != model.CheckAcquire {
 			// found by playing reality/testdata/acquire-reply-ttl.txt

@@ -107,6 +107,9 @@ type plant struct {
 	// sidecarDies: a sidecar stops when its worker crashes, as if it were
 	// a thread of the worker's
 	sidecarDies bool
+	// processValue: a client writes one lock value for all its jobs,
+	// whatever the design's value= says
+	processValue bool
 }
 
 // Obs is one step of the schedule as it happened on the real servers.
@@ -324,11 +327,11 @@ func playable(d *model.Design) error {
 	if d.Reenter != model.ReenterNone {
 		return fmt.Errorf("design %s: nested acquires (reenter=%s) are not played for real yet; set reenter=none", d.Name(), d.Reenter)
 	}
-	if d.TimeoutTicks > 0 && !lostReleasePlayed(d) {
-		return fmt.Errorf("design %s: resends after a timeout are not played for real yet (but a release lost on the way to one Redis node: lose=request, lose-at=release); set timeout=0", d.Name())
+	if d.TimeoutTicks > 0 && !lostReleasePlayed(d) && !resendPlayed(d) {
+		return fmt.Errorf("design %s: resends after a timeout are not played for real yet (but a release to one Redis node lost on the way, lose=request, lose-at=release, or held past the timeout, delay-at=release); set timeout=0", d.Name())
 	}
-	if d.Jobs > 1 {
-		return fmt.Errorf("design %s: repeated jobs are not played for real yet (a real client runs one job); set jobs=1", d.Name())
+	if d.Jobs > 1 && d.Lock != model.LockRedis {
+		return fmt.Errorf("design %s: repeated jobs are played for real on one Redis node only (lock=redis); set jobs=1", d.Name())
 	}
 	if d.LockDelayTicks > 0 {
 		return fmt.Errorf("design %s: lock-delay is a lock-server feature (Chubby) that Redis and etcd do not have; set lock-delay=0", d.Name())
@@ -356,6 +359,16 @@ func partitionPlayed(d *model.Design) bool {
 func lostReleasePlayed(d *model.Design) bool {
 	return d.Losses > 0 && d.LoseAt == model.PlaceRelease && d.Lock == model.LockRedis &&
 		d.Release != model.ReleaseGetDel && d.Delays == 0
+}
+
+// resendPlayed reports whether the design's resends after a timeout are
+// played for real: releases to one Redis node (lock=redis,
+// delay-at=release, release=cad or del, no lost requests or abandoned
+// acquires) held in the network past the timeout, sent again, whose first
+// copy lands later (client.delayRelease, client.strayArrive).
+func resendPlayed(d *model.Design) bool {
+	return d.Lock == model.LockRedis && d.Delays > 0 && d.DelayAt == model.PlaceRelease && d.Release != model.ReleaseGetDel &&
+		d.Losses == 0 && d.Abandon == model.AbandonNone
 }
 
 // touchesKey reports whether a step can change the lock key (the others

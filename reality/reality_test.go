@@ -263,6 +263,8 @@ var differentialDesigns = []string{
 	"redis/del/write/cond-update,bug=set-without-nx,horizon=16",
 	"redis/cad/rw/max-write,fence-check=two-step,clients=2,horizon=20",
 	"redis/cad/write/max-token,watchdog=sidecar,renew=3,crashes=1,horizon=24",
+	"redis/cad/none/plain,value=process,delay-at=release,clients=2,jobs=2,delays=1,timeout=3,horizon=20",
+	"redis/del/write/max-token,delay-at=release,clients=2,jobs=2,delays=1,horizon=20",
 }
 
 // nodeCrashDesigns are played on a lock server of their own, killed and

@@ -437,8 +437,8 @@ func realHistory(d *model.Design, p *Play) []model.Job {
 				open[i] = -1
 			}
 		case model.ActWrite, model.ActArrive, model.ActApply:
-			if ob.Held == model.ActAcquire {
-				continue // a held acquire reply: no write
+			if ob.Held == model.ActAcquire || ob.Held == model.ActRelease || ob.Held == model.ActDel {
+				continue // a held acquire reply, or a held release: no write
 			}
 			if ob.Result == model.ResOK && (model.InTx(d) || d.FenceCheck == model.FenceCheckTwoStep) {
 				continue // pending in the transaction until COMMIT; two-step: its check passed, the apply follows

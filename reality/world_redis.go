@@ -188,6 +188,8 @@ type keyLock struct {
 	side    *redis.Client
 	sideUp  string
 	sideNet *netHold
+	// processValue: planted bug: one value for all its jobs
+	processValue bool
 }
 
 // crashed: a user's client dies with its process (userCrashed); the
@@ -231,7 +233,7 @@ func newKeyLock(ctx context.Context, d *model.Design, opts *Options, sc storageS
 	if err != nil {
 		return nil, err
 	}
-	l := &keyLock{redisStore: st, d: d, i: i, value: model.LockValue(i), px: opts.px, up: up,
+	l := &keyLock{redisStore: st, d: d, i: i, value: model.LockValue(i), px: opts.px, up: up, processValue: opts.plant.processValue,
 		lock: redis.NewClient(lockOptions(d, lockVia, opts.LockDB))}
 	if d.Wait == model.WaitNotify {
 		l.sub = redis.NewClient(lockOptions(d, lockVia, opts.LockDB)).Subscribe(context.Background())
@@ -364,6 +366,9 @@ func (l *keyLock) acquire(ctx context.Context, c *client, ob *Obs) (model.Reply,
 	if l.lib != nil {
 		won, tok, ob.Told, err = l.lib.acquire(ctx)
 	} else {
+		if !l.processValue {
+			l.value = jobValue(l.d, l.i, int(c.m.Job)) // repeated jobs: a value per job, or one per process
+		}
 		won, tok, err = l.setNX(ctx)
 	}
 	if isDown(err) {
@@ -519,6 +524,37 @@ func (l *keyLock) release(ctx context.Context, c *client, k model.ActionKind, ob
 		r.Own = 1
 	}
 	return r, nil
+}
+
+// lockValue is the value a release sent now carries (the current job's).
+func (l *keyLock) lockValue() string { return l.value }
+
+// releaseCopy is the late first copy of a resent release that carried
+// value, applied now whatever the client has done since (model:
+// strayArrive): check-and-delete of that value (with a value per process,
+// the client's next lock has it too), or a plain DEL of whatever key is
+// there.
+func (l *keyLock) releaseCopy(ctx context.Context, c *client, k model.ActionKind, value string, ob *Obs) (model.Reply, error) {
+	if err := c.lookBefore(ctx, ob); err != nil {
+		return model.Reply{}, err
+	}
+	var n int64
+	var err error
+	switch {
+	case k == model.ActDel || l.d.Release == model.ReleaseDel:
+		n, err = l.lock.Del(ctx, LockKey).Result()
+	case l.d.Bug == model.BugCADNoCheck:
+		n, err = cadNoCheckScript.Run(ctx, l.lock, []string{LockKey}, value).Int64()
+	default:
+		n, err = cadScript.Run(ctx, l.lock, []string{LockKey}, value).Int64()
+	}
+	if err != nil {
+		if err := lockErr(l.d, err, "late release"); !isDown(err) {
+			return model.Reply{}, err
+		}
+		n = 0 // the node is down: nothing deleted
+	}
+	return l.deleted(ctx, c, ob, n)
 }
 
 // del is a plain DEL of the lock key.
