@@ -22,7 +22,8 @@
 //     write), and seeded random schedules with those faults (on Redis,
 //     and the same of a design whose network holds an acquire's reply
 //     past the TTL, of one whose lock server is killed and restarted
-//     empty, and of one that cuts a client off from it: Swarms),
+//     empty, of one that cuts a client off from it, and of two that lose
+//     a release's reply or the release itself: Swarms),
 //     shortest first, each against N instances of
 //     your client with lockcheck's job
 //     around them (read the counter, work, write counter + 1, release); a
@@ -279,6 +280,15 @@ type Config struct {
 	// stays until its TTL. Its schedules hold no write in the network (a
 	// resent write is not played for real).
 	LoseReleases bool
+	// ForgetFailedRelease, on Redis: your client takes a Release that
+	// failed as done and keeps nothing to send again (rueidislock: its
+	// unlock cancels the lock's context, and the one delete it sends is
+	// never retried), so the job does not call Release again after a
+	// lost release (the swarms unanswered and dropped, LoseReleases) and
+	// a release lost on its way leaves the key to its TTL: the model's
+	// release-fail=forget. Without it the job sends the release again
+	// after its timeout (release-fail=retry).
+	ForgetFailedRelease bool
 	// CheckValidity, if set, checks before each read and write of the
 	// job that some of the lock is left (the Lock must be a Validator), as
 	// the model's check=validity client does: the job gives up when
@@ -287,7 +297,8 @@ type Config struct {
 	// Schedules is how many seeded random schedules follow the
 	// counterexamples (0: 10); on Redis half as many again follow of each
 	// further design (Swarms: an acquire's reply held past the TTL, the
-	// lock's server killed and restarted, a client cut off from it).
+	// lock's server killed and restarted, a client cut off from it, a
+	// release whose reply is lost, a release lost on its way).
 	Schedules int
 	// Seed seeds the random schedules (0: 1). LOCKTEST_SEED overrides it.
 	Seed uint64
@@ -383,12 +394,35 @@ type swarm struct {
 //     down fails (the model's refused acquire, nothing released);
 //   - partition: a client cut off from the lock's redis-server for 3
 //     ticks (its proxy drops every byte either way and closes the
-//     connection): its calls fail at once, its storage stays in reach.
+//     connection): its calls fail at once, its storage stays in reach;
+//   - unanswered: a release applied whose reply is lost (the proxy
+//     forwards the request, drops the reply and closes the connection):
+//     Release fails, and the job sends it again after a 3-tick timeout,
+//     when another client may hold the key;
+//   - dropped: a release lost on its way (the proxy drops the request and
+//     closes the connection): nothing is deleted, Release fails, and the
+//     job sends it again after the timeout (Config.LoseReleases plays the
+//     same loss among Design's faults).
 var swarms = []swarm{
 	{"reply", ",pauses=0,delay-at=acquire,delays=1,max-delay=12", &wonLate},
 	{"restart", ",pauses=0,node-crashes=1,restart=3", &releaseDown},
 	{"partition", ",pauses=0,partitions=1,partition-ticks=3", &releaseCut},
+	{"unanswered", ",pauses=0,losses=1,lose=reply,lose-at=release,timeout=3", &resentOnOther},
+	{"dropped", ",pauses=0,losses=1,lose=request,lose-at=release,timeout=3", &releaseResent},
 }
+
+// resentOnOther is a behaviour of the unanswered swarm: a release sent
+// again after its reply was lost (the first was applied) finds another
+// client's key, which a check-and-delete leaves.
+var resentOnOther = model.Property{Name: "resent-on-other", Expect: model.Sometimes,
+	Doc: "a release sent again after its reply was lost finds another client's key",
+	Bad: func(d *model.Design, s *model.State, ev *model.Event) bool {
+		if ev == nil || ev.Action.Kind != model.ActRelease || s.Used[model.FaultLoss] == 0 {
+			return false
+		}
+		h := model.LockHolder(d, s)
+		return h >= 0 && h != int(ev.Action.Client) || ev.Flags&model.EvRemovedOther != 0
+	}}
 
 // releaseCut is a behaviour of the partition swarm: a release sent while
 // its client is cut off from the lock's node.
@@ -420,8 +454,9 @@ var wonLate = model.Property{Name: "won-late", Expect: model.Sometimes,
 	}}
 
 // Swarms is what Run plays for cfg besides Design: none but on Redis.
-// Their designs lose no release (Config.LoseReleases): a lost release is
-// played in Design's schedules, and not with a held acquire.
+// Only the unanswered and dropped swarms lose a release; the others do
+// not, whatever Config.LoseReleases says (it loses releases among
+// Design's faults).
 func (cfg Config) Swarms() []Swarm {
 	if cfg.Service != Redis {
 		return nil
@@ -430,7 +465,11 @@ func (cfg Config) Swarms() []Swarm {
 	plain.LoseReleases = false
 	var out []Swarm
 	for _, s := range swarms {
-		out = append(out, Swarm{Tag: s.tag, Design: plain.design(false) + s.faults})
+		faults := s.faults
+		if cfg.ForgetFailedRelease && strings.Contains(faults, ",losses=") {
+			faults += ",release-fail=forget"
+		}
+		out = append(out, Swarm{Tag: s.tag, Design: plain.design(false) + faults})
 	}
 	return out
 }
@@ -484,6 +523,9 @@ func (cfg Config) design(faults bool) string {
 	}
 	if cfg.LoseReleases {
 		s += ",losses=1,lose=request,lose-at=release,timeout=3"
+		if cfg.ForgetFailedRelease {
+			s += ",release-fail=forget"
+		}
 	}
 	if n := cfg.clients(); n != 3 {
 		s += ",clients=" + strconv.Itoa(n)
@@ -817,6 +859,8 @@ func (cfg Config) check() error {
 	switch {
 	case cfg.Service < Redis || cfg.Service > Redlock:
 		return fmt.Errorf("Config.Service %d: want locktest.Redis, locktest.Etcd, locktest.Postgres, locktest.Replica, locktest.ZooKeeper or locktest.Redlock", cfg.Service)
+	case cfg.Service != Redis && cfg.ForgetFailedRelease:
+		return errors.New("Config.ForgetFailedRelease is for locktest.Redis (a release is lost on one Redis node only); want it unset")
 	case cfg.Service == Redlock && cfg.Clients == 3:
 		return errors.New("Config.Clients 3 with locktest.Redlock: want 0 or 2 (three clients' model of five nodes with every fault is 82 M states, 1.2 GB and a minute and a half to explore)")
 	case cfg.Service == Redlock && cfg.Key != "":

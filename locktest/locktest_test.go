@@ -29,6 +29,7 @@ type redisLock struct {
 	sent     time.Time // when the last Acquire sent its request
 	released bool      // its last Release was called: the lock is given back
 	forgot   bool      // forget-failed-release: it has cleared its lock value
+	failed   bool      // its last Release failed (an error)
 }
 
 var (
@@ -50,7 +51,7 @@ func newLock(bug string) func(ctx context.Context, t locktest.Target) (locktest.
 }
 
 func (l *redisLock) Acquire(ctx context.Context) (bool, error) {
-	l.sent, l.released, l.forgot = time.Now(), false, false
+	l.sent, l.released, l.forgot, l.failed = time.Now(), false, false, false
 	won, err := l.rc.SetNX(ctx, l.t.Key, l.t.Value, l.t.TTL).Result()
 	if l.bug == "validity-from-reply" { // it starts its TTL's clock when the reply comes, not when it asked
 		l.sent = time.Now()
@@ -81,8 +82,15 @@ func (l *redisLock) Release(ctx context.Context) (bool, error) {
 	case "release-result-ignored": // the script's 0 is never read: "released"
 		_, err := release.Run(ctx, l.rc, []string{l.t.Key}, l.t.Value).Int()
 		return true, err
+	case "retry-release-del": // after a failed release, "make sure": a plain DEL
+		if l.failed {
+			n, err := l.rc.Del(ctx, l.t.Key).Result()
+			l.failed = err != nil
+			return n == 1, err
+		}
 	}
 	n, err := release.Run(ctx, l.rc, []string{l.t.Key}, l.t.Value).Int()
+	l.failed = err != nil
 	if l.bug == "release-error-ignored" && err != nil { // a failed unlock is logged and taken as done
 		return true, nil
 	}
@@ -212,20 +220,23 @@ func TestPlantedClientsAreCaught(t *testing.T) {
 		first string // the first schedule reported
 		want  string // a difference that must be named
 	}{
-		// A resumes after its key expired and B took the lock; its release
-		// deletes B's key (the model's check-and-delete leaves it)
-		{"release-any", locktest.Config{Clients: 2, Schedules: 1}, "schedule no-lost-update ", "removed another's key: model false, real true"},
+		// A's release is applied and its reply lost (Swarms: unanswered);
+		// B takes the lock, and A's release sent again deletes B's key
+		// (the model's check-and-delete leaves it). Before that swarm:
+		// first on no-lost-update (31 steps: A resumes after its key
+		// expired and B took the lock)
+		{"release-any", locktest.Config{Clients: 2, Schedules: 1}, "schedule resent-on-other-unanswered ", "removed another's key: model false, real true"},
 		// the same release finds B's key and deletes nothing, but says it did
-		{"release-result-ignored", locktest.Config{Clients: 2, Schedules: 1}, "schedule no-lost-update ", "reply: model release → 0, real release → 1 (deleted)"},
-		// A pauses past its TTL; its renewal after the pause puts its key back
-		{"extend-recreates", locktest.Config{Clients: 2, RenewTicks: 3, Schedules: 7}, "schedule random-7 ", "reply: model renew → 0 (not ours), real renew → 1"},
-		// the same pause, and the failed renewal is reported as a success:
-		// the worker goes on as if it still held the lock
-		{"renew-failure-ignored", locktest.Config{Clients: 2, RenewTicks: 3, Schedules: 7}, "schedule random-7 ", "reply: model renew → 0 (not ours), real renew → 1"},
-		// the pause of random-7, with a worker that stops on a failed
-		// renewal: the model's A gives its job up at t=15, the client's
-		// Extend says it still holds the lock and A writes
-		{"renew-failure-ignored", locktest.Config{Clients: 2, RenewTicks: 3, StopOnFailedRenewal: true, Schedules: 7}, "schedule random-7 ", "reply: model renew → 0 (not ours), real renew → 1"},
+		{"release-result-ignored", locktest.Config{Clients: 2, Schedules: 1}, "schedule resent-on-other-unanswered ", "reply: model release → 0, real release → 1 (deleted)"},
+		// A's release is applied and its reply lost: its watchdog, which
+		// knows of no release, renews at t=4 and puts the key back (before
+		// the unanswered swarm: first on random-7, a renewal after a pause
+		// that outlived the key)
+		{"extend-recreates", locktest.Config{Clients: 2, RenewTicks: 3, Schedules: 7}, "schedule resent-on-other-unanswered ", "reply: model renew → 0 (not ours), real renew → 1"},
+		// the same renewal finds no key, and is reported as a success
+		{"renew-failure-ignored", locktest.Config{Clients: 2, RenewTicks: 3, Schedules: 7}, "schedule resent-on-other-unanswered ", "reply: model renew → 0 (not ours), real renew → 1"},
+		// the same, with a worker that stops on a failed renewal
+		{"renew-failure-ignored", locktest.Config{Clients: 2, RenewTicks: 3, StopOnFailedRenewal: true, Schedules: 7}, "schedule resent-on-other-unanswered ", "reply: model renew → 0 (not ours), real renew → 1"},
 		// A's renewal is due at its release (t=3, renew=2) and runs after
 		// it; the client's watchdog takes the released key back
 		{"renew-after-unlock", locktest.Config{Clients: 2, RenewTicks: 2, RenewAfterUnlock: true, Schedules: 3}, "schedule all-done ", "reply: model renew → 0 (not ours), real renew → 1; key after: model nobody, real A's"},
@@ -243,6 +254,14 @@ func TestPlantedClientsAreCaught(t *testing.T) {
 		// from the send while the reply comes at once, so only a schedule
 		// that holds the reply (Swarms: reply) parts
 		{"validity-from-reply", locktest.Config{Clients: 2, CheckValidity: true, Schedules: 1}, "schedule won-late-reply ", "reply: model no validity left: gives up, real validity left: 9 ticks"},
+		// after a release that failed it sends a plain DEL "to make
+		// sure": A's release is applied and its reply lost (Swarms:
+		// unanswered), B takes the lock, and A's DEL three ticks later
+		// deletes B's key
+		{"retry-release-del", locktest.Config{Clients: 2, Schedules: 1}, "schedule resent-on-other-unanswered ", "removed another's key: model false, real true"},
+		// the same client as forget-failed-release, in the default
+		// schedules: the dropped swarm's release is lost on its way
+		{"forget-failed-release", locktest.Config{Clients: 2, Schedules: 1}, "schedule release-resent-dropped ", "reply: model release → 1 (deleted), real release → 0"},
 		// its release's error (the lock's server is down) is logged and
 		// taken as done: only the restart swarm fails a release
 		{"release-error-ignored", locktest.Config{Clients: 2, Schedules: 1}, "schedule release-down-restart ", "reply: model release → 0, real release → 1 (deleted)"},
@@ -259,7 +278,7 @@ func TestPlantedClientsAreCaught(t *testing.T) {
 			if !strings.Contains(first, tc.first) || !strings.Contains(first, tc.want) || !strings.Contains(first, "replay: LOCKTEST_SEED=") {
 				t.Fatalf("planted %s: want the first report on %q naming %q with a replay line, got:\n%s", tc.bug, tc.first, tc.want, first)
 			}
-			if swarms := map[string][]string{"validity-from-reply": {"reply"}, "release-error-ignored": {"restart", "partition"}}[tc.bug]; swarms != nil {
+			if swarms := map[string][]string{"validity-from-reply": {"reply"}, "release-error-ignored": {"restart", "partition"}, "retry-release-del": {"unanswered"}}[tc.bug]; swarms != nil && !tc.cfg.LoseReleases {
 				// no schedule of Design catches it: the swarms' only
 				for _, e := range r.errs {
 					if name, _, _ := strings.Cut(strings.TrimPrefix(e, "locktest: your client parts from the model on schedule "), " "); !slices.ContainsFunc(swarms, func(s string) bool { return strings.Contains(name, s) }) {
@@ -357,6 +376,7 @@ func badInputs(t *testing.T) []struct {
 		{"redlock validity", locktest.Config{Service: locktest.Redlock, CheckValidity: true, New: good}, "RenewTicks with locktest.Redlock: not played"},
 		{"parallel", locktest.Config{Parallel: 99, New: good}, "Config.Parallel 99: want 0 (16) to 32"},
 		{"lost releases on etcd", locktest.Config{Service: locktest.Etcd, LoseReleases: true, New: good}, "Config.LoseReleases with locktest.Etcd: not played"},
+		{"forget on zookeeper", locktest.Config{Service: locktest.ZooKeeper, ForgetFailedRelease: true, New: good}, "Config.ForgetFailedRelease is for locktest.Redis"},
 		{"key", locktest.Config{Key: "lock:fence", New: good}, `Config.Key "lock:fence": want 1 to 200 printable ASCII characters`},
 		{"key on etcd", locktest.Config{Service: locktest.Etcd, Key: "k", New: good}, `Config.Key "k" with locktest.Etcd: want it unset`},
 		{"New fails", locktest.Config{Clients: 2, Schedules: 1, New: func(context.Context, locktest.Target) (locktest.Lock, error) {

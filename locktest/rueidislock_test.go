@@ -48,7 +48,13 @@ import (
 //     context, monitoring runs the delete script (if the key is still its
 //     value) and cancel waits for it (done). It reports nothing: Release
 //     reports the delete script's reply, which the library received and
-//     dropped (`_ = m.script(context.Background(), delkey, …)`).
+//     dropped (`_ = m.script(context.Background(), delkey, …)`). A
+//     delete that fails is not sent again, and the lock is gone from the
+//     client all the same: a release lost on its way leaves the key to
+//     its KeyValidity. The rows say so (Config.ForgetFailedRelease: the
+//     model's release-fail=forget); with the default retry, the dropped
+//     swarm's release-resent-dropped parts (model release → 1, real 0,
+//     the key still A's).
 //   - A job that watches the lock's context stops when the library loses
 //     the lock (renew-fail=stop); one that does not goes on
 //     (renew-fail=ignore, its watchdog stopped, which for a lost key is
@@ -305,6 +311,7 @@ func TestRueidislock(t *testing.T) {
 			t.Parallel() // each on redis-servers of its own; mostly sleep
 			cfg := tc.cfg
 			cfg.Clients, cfg.Schedules, cfg.Key, cfg.New = 2, 7, rueidisKey, newRueidislock(tc.o)
+			cfg.ForgetFailedRelease = true // its unlock never sends a failed delete again
 			r := &recorder{TB: t}
 			locktest.Run(r, cfg)
 			r.errs = refusesLateReply(t, "rueidislock "+tc.name, r.errs)

@@ -629,6 +629,17 @@ func (c *client) loseReply(ctx context.Context, ob *Obs, now uint8, k model.Acti
 	if shadow.Before >= 0 && (shadow.Before == c.i || c.d.Release == model.ReleaseDel) {
 		ob.Result, ob.RemovedOther = model.ResOK, shadow.Before != c.i
 	}
+	if shadow.Before == c.i { // its own key must be gone: else the reply dropped was another request's
+		h, err := c.obs.holder(ctx)
+		if err != nil {
+			return err
+		}
+		// a library's own traffic on the lock's connection (rueidislock's
+		// renewal, timed by itself) lost it, and with it the connection
+		// the release was to go on: the run is void, played again at a
+		// longer tick
+		ob.Void = h == c.i
+	}
 	c.m.LoseRequest(c.d, k, now)
 	return nil
 }

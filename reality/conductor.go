@@ -221,6 +221,9 @@ func (k *conductor) play(ctx context.Context, trace []model.Action, budget time.
 		ob.Seq, ob.Believes, ob.Inside, ob.Done, ob.Crashed, ob.Waiting = seq, k.believes, k.inside, k.done, k.crashedMask, k.waiting
 		k.after, k.afterPTTL, k.afterNodes = ob.After, ob.AfterPTTL, ob.Nodes
 		p.late(&ob, clk.offset(k.now))
+		if ob.Void && !p.Late {
+			p.Late, p.LateSeq = true, ob.Seq
+		}
 		p.Steps = append(p.Steps, ob)
 	}
 	return nil

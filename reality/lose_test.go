@@ -1,8 +1,13 @@
 package reality
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"lockcheck/model"
 )
@@ -105,5 +110,129 @@ func TestLostRepliesStayUnplayed(t *testing.T) {
 		if np, ok := IsNotPlayable(err); !ok || !strings.Contains(np.Because, want) {
 			t.Errorf("%s: want a NotPlayable saying %q, got %v", name, want, err)
 		}
+	}
+}
+
+// TestLostReplyOfAScriptNotLoaded: a release by a script the server has
+// not loaded yet is two round trips (go-redis's Script.Run: EVALSHA, then
+// EVAL after the NOSCRIPT error). A drop of replies lets the NOSCRIPT
+// through and drops the EVAL's: the release is applied, its reply lost.
+// Dropping the NOSCRIPT instead left the key in place while the model's
+// release deleted it (a user's client on a fresh server: locktest's
+// unanswered swarm parted at its lost step, "key after: model nobody,
+// real A's", when no other schedule had loaded the script first).
+func TestLostReplyOfAScriptNotLoaded(t *testing.T) {
+	srv := needServer(t)
+	db, _ := dbPair(t)
+	ctx := context.Background()
+	var h netHold
+	defer h.close()
+	via, err := h.via(srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := redis.NewClient(&redis.Options{Addr: srv.Addr(), DB: db})
+	defer direct.Close()
+	rc := redis.NewClient(&redis.Options{Addr: via, DB: db, MaxRetries: -1})
+	defer rc.Close()
+	// a script no test has loaded: its own text
+	del := redis.NewScript(fmt.Sprintf(`-- %d
+if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`, time.Now().UnixNano()))
+	if err := direct.Set(ctx, "k", "A", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Ping(ctx).Err(); err != nil { // connected, as a client is before its schedule
+		t.Fatal(err)
+	}
+	if err := h.dropReplies(srv.Addr()); err != nil {
+		t.Fatal(err)
+	}
+	_, err = del.Run(ctx, rc, []string{"k"}, "A").Int()
+	callErr := err
+	h.stopDrops()
+	if err == nil || !h.droppedReply(srv.Addr()) {
+		t.Fatalf("want the EVAL's reply dropped and the call failed, got err %v", err)
+	}
+	if n, err := direct.Exists(ctx, "k").Result(); err != nil || n != 0 {
+		t.Fatalf("want the key deleted by the EVAL, got EXISTS %d (%v); the call: %v", n, err, callErr)
+	}
+}
+
+// TestPushesAreNoReplies: a drop of replies forwards the RESP3 push
+// messages at the head of what the server sent (an invalidation of a key
+// the client tracks, as rueidis's client-side caching gets when the
+// lock's key changes) and drops the rest: dropping the push instead lost
+// rueidislock's connection before its delete was sent, so the release
+// "whose reply was lost" was never applied (locktest's unanswered swarm,
+// key after: model nobody, real A's).
+func TestPushesAreNoReplies(t *testing.T) {
+	const push = ">2\r\n$10\r\ninvalidate\r\n*1\r\n$15\r\nlock:0:order-42\r\n"
+	for _, tc := range []struct {
+		b    string
+		want int
+	}{
+		{push, len(push)},
+		{push + ":1\r\n", len(push)},
+		{push + push + ":1\r\n", 2 * len(push)},
+		{":1\r\n" + push, 0},
+		{">2\r\n$10\r\ninvalidate\r\n_\r\n", 24},
+		{push[:20], 0}, // cut short: not known to be a push, dropped
+		{"-NOSCRIPT No matching script.\r\n", 0},
+	} {
+		if got := pushes([]byte(tc.b)); got != tc.want {
+			t.Errorf("pushes(%q) = %d, want %d", tc.b, got, tc.want)
+		}
+	}
+}
+
+// pingFirst is a user's lock whose Release sends a PING before its
+// check-and-delete: two requests, of which a drop of replies meets the
+// PING's first.
+type pingFirst struct {
+	rc *redis.Client
+	t  UserTarget
+}
+
+func (p *pingFirst) Acquire(ctx context.Context) (bool, string, error) {
+	ok, err := p.rc.SetNX(ctx, p.t.Key, p.t.Value, p.t.TTL).Result()
+	return ok, "", err
+}
+
+func (p *pingFirst) Release(ctx context.Context) (bool, string, error) {
+	if err := p.rc.Ping(ctx).Err(); err != nil {
+		return false, "", err
+	}
+	n, err := cadScript.Run(ctx, p.rc, []string{p.t.Key}, p.t.Value).Int()
+	return n == 1, "", err
+}
+
+func (p *pingFirst) Extend(context.Context) (bool, string, error) {
+	return false, "", fmt.Errorf("none")
+}
+func (p *pingFirst) Validity(context.Context) (time.Duration, string, error) {
+	return 0, "", fmt.Errorf("none")
+}
+func (p *pingFirst) Close() { p.rc.Close() }
+
+// TestLostReplyOfAnotherRequestIsVoid: when the reply a drop meets is
+// another request's (a PING before the release; a library's renewal timed
+// by itself, as rueidislock's under load), the release is never sent and
+// the client's key stays: the run is void (played again at a longer tick
+// by its callers), not a difference of the client's.
+func TestLostReplyOfAnotherRequestIsVoid(t *testing.T) {
+	s := needServer(t)
+	a, b := dbPair(t)
+	const design = "redis/cad/none/plain,clients=1,pauses=0,losses=1,lose-at=release,timeout=3,horizon=12"
+	in := scenarioInput(t, "ping-first", "design "+design+"\nA acquire\nA read\ntick\ntick\nA write\nA lose\ntick\ntick\ntick\nA release\n")
+	maker := func(ctx context.Context, ut UserTarget) (UserLock, error) {
+		rc := redis.NewClient(&redis.Options{Addr: ut.Addr, DB: ut.DB, MaxRetries: -1})
+		return &pingFirst{rc: rc, t: ut}, rc.Ping(ctx).Err()
+	}
+	c, err := Reproduce(context.Background(), in, "test", Options{Addr: s.Addr(), Tick: 2 * testTick, LockDB: a, StoreDB: b, Client: ClientUser, User: maker})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Late || c.LateSeq != 6 || !strings.HasPrefix(c.Verdict(), "void") {
+		t.Fatalf("want a void run at the lost step 6, got late=%v at %d, verdict %q:\n%s", c.Late, c.LateSeq, c.Verdict(), c.Text())
 	}
 }

@@ -122,6 +122,10 @@ type Obs struct {
 	// it is the action's kind.
 	Took    model.ActionKind
 	Skipped bool // the client took no step (Why says why)
+	// Void: the step could not be played as scheduled (a lost release
+	// reply that was another request's: the release deleted nothing), so
+	// the run is void, as a late one
+	Void bool
 	// Held is the request a delay held, or whose held reply arrived: an
 	// acquire (its reply held) or a write (0: none)
 	Held   model.ActionKind

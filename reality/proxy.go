@@ -1,8 +1,10 @@
 package reality
 
 import (
+	"bytes"
 	"fmt"
 	"net"
+	"strconv"
 	"sync"
 )
 
@@ -173,7 +175,25 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 				p.mu.Unlock()
 				return
 			}
-			if reply && p.dropReplies && !p.done { // applied, its reply lost: the connection goes with it
+			if push := pushes(buf[:n]); reply && p.dropReplies && !p.done && push > 0 {
+				// a RESP3 push (an invalidation of a key the client
+				// tracks) is no reply: it goes on, the rest is dropped
+				done := p.done
+				p.mu.Unlock()
+				if done {
+					return
+				}
+				if _, werr := dst.Write(buf[:push]); werr != nil {
+					return
+				}
+				if push == n {
+					continue
+				}
+				copy(buf, buf[push:n])
+				n -= push
+				p.mu.Lock()
+			}
+			if reply && p.dropReplies && !p.done && !bytes.HasPrefix(buf[:n], noScript) { // applied, its reply lost: the connection goes with it
 				select {
 				case p.droppedReply <- struct{}{}:
 				default:
@@ -212,6 +232,68 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 			return
 		}
 	}
+}
+
+// noScript begins Redis's answer to an EVALSHA of a script it has not
+// loaded: nothing was applied, and the client sends EVAL next (go-redis's
+// Script.Run), so a drop of replies lets it through and drops the EVAL's.
+var noScript = []byte("-NOSCRIPT")
+
+// pushes is the length of the whole RESP3 push messages at the start of b
+// (">2 invalidate [key]": client-side caching, rueidis), 0 if none.
+func pushes(b []byte) int {
+	at := 0
+	for at < len(b) && b[at] == '>' {
+		n := respLen(b[at:], 0)
+		if n <= 0 {
+			break
+		}
+		at += n
+	}
+	return at
+}
+
+// respLen is the length of the one whole RESP value at the start of b, or
+// 0 when it is cut short or not one respLen reads (depth bounds nesting).
+func respLen(b []byte, depth int) int {
+	end := bytes.Index(b, []byte("\r\n"))
+	if end < 1 || depth > 8 {
+		return 0
+	}
+	head := b[:end]
+	n, err := strconv.Atoi(string(head[1:]))
+	switch head[0] {
+	case '+', '-', ':', '_', ',', '#', '(':
+		return end + 2
+	case '$', '=', '!':
+		if err != nil {
+			return 0
+		}
+		if n < 0 {
+			return end + 2
+		}
+		if len(b) < end+2+n+2 {
+			return 0
+		}
+		return end + 2 + n + 2
+	case '*', '>', '~', '%', '|':
+		if err != nil {
+			return 0
+		}
+		if head[0] == '%' || head[0] == '|' {
+			n *= 2
+		}
+		at := end + 2
+		for k := 0; k < n; k++ {
+			m := respLen(b[at:], depth+1)
+			if m == 0 {
+				return 0
+			}
+			at += m
+		}
+		return at
+	}
+	return 0
 }
 
 // closePair closes both sides of a proxied connection and forgets them.
