@@ -447,6 +447,12 @@ func (c *client) program(ctx context.Context, ob *Obs, now uint8) error {
 		r, err = ap.apply(ctx, c, int(c.m.Read)+1, c.token(false), ob)
 	case model.ActRelease, model.ActDel:
 		r, err = c.lk.release(ctx, c, k, ob)
+	case model.ActAck:
+		wl, ok := c.lk.(waiter)
+		if !ok {
+			return fmt.Errorf("client %s: its lock sends no WAIT", model.ClientName(c.i))
+		}
+		r, err = wl.ack(ctx, c, now, ob)
 	}
 	if c.cutOff(k, r, err) && !ob.Skipped {
 		r, err = model.Reply{Result: model.ResUnreachable}, nil
@@ -455,7 +461,15 @@ func (c *client) program(ctx context.Context, ob *Obs, now uint8) error {
 	if err != nil || ob.Skipped {
 		return err
 	}
+	before := c.m.Phase
 	t := c.m.Take(d, k, r, now)
+	if c.m.Phase == model.PhaseAck && before != model.PhaseAck { // the acquire's last write is applied: WAIT
+		wl, ok := c.lk.(waiter)
+		if !ok {
+			return fmt.Errorf("client %s: its lock sends no WAIT", model.ClientName(c.i))
+		}
+		return wl.sendWait(ctx, c)
+	}
 	if k == model.ActAcquire && d.Lock == model.LockRedlock {
 		ob.Value = int(t.Votes)
 		ob.Won = t.Flags&model.EvWon != 0

@@ -257,6 +257,11 @@ func describe(d *model.Design, v view) string {
 		case model.ResOK:
 			s = "SET NX → OK" + tok(v.Token)
 		}
+	case model.ActAck:
+		s = fmt.Sprintf("WAIT → %d", v.Value)
+		if v.Result != model.ResOK {
+			s += " (timed out)"
+		}
 	case model.ActExpire:
 		s = "EXPIRE → 0 (no key)"
 		if v.Result == model.ResOK {

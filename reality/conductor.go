@@ -305,6 +305,13 @@ func (k *conductor) serviceStep(ctx context.Context, seq int, a model.Action) (O
 		if ob.After < 0 {
 			ob.Value = 0
 		}
+		for _, c := range k.clients { // safe: every client is between steps
+			if wl, ok := c.lk.(waiter); ok && !k.crashed[c.i] {
+				if err := wl.primaryDied(ctx, c, uint8(k.now)); err != nil {
+					return Obs{}, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, k.now, err)
+				}
+			}
+		}
 	}
 	return ob, nil
 }

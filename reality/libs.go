@@ -148,6 +148,8 @@ func CheckClient(name string, d *model.Design) error {
 			return err
 		}
 		switch {
+		case d.Ack == model.AckWait: // WAIT counts the acks of the SET's own connection (wait.go)
+			return fmt.Errorf("client %s: WAIT after the acquire (ack=wait) is sent by lockcheck's own client only, on its SET's connection; want ack=async", name)
 		case !fenced && d.Acquire != model.AcquireScript:
 			return fmt.Errorf("client %s: without fencing the acquire is the library's SET NX PX: want acquire=script, not %s", name, d.Acquire)
 		case fenced && d.Acquire != model.AcquireIncrAfter && d.Acquire != model.AcquireIncrBefore:

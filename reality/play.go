@@ -110,6 +110,10 @@ type plant struct {
 	// processValue: a client writes one lock value for all its jobs,
 	// whatever the design's value= says
 	processValue bool
+	// openLinks: a replica design's replication links are never held: the
+	// replicas get every write at once, not at their replicate steps
+	// (replica.go)
+	openLinks bool
 }
 
 // Obs is one step of the schedule as it happened on the real servers.

@@ -172,14 +172,20 @@ func (noUnlock) crashed(*client)                              {}
 type keyLock struct {
 	noUnlock
 	redisStore
-	d     *model.Design
-	i     int
-	lock  *redis.Client // lock database: lock:order-42, lock:fence
-	sub   *redis.PubSub // wait=notify: release notices
-	lib   lockAPI       // a lock library's acquire, renew and release (nil: lockcheck's own)
-	value string        // its value in the lock key, e.g. "B:91ab"
-	px    time.Duration // the TTL it sends with SET … PX
-	up    string        // the lock's proxy (its upstream, or lockProxyKey of it)
+	d    *model.Design
+	i    int
+	lock *redis.Client // lock database: lock:order-42, lock:fence
+	// acq sends the acquire's requests (SET, INCR, EXPIRE): lock, or with
+	// ack=wait a connection of their own, on which WAIT follows (wait.go)
+	acq     acqCmds
+	wait    chan waitReply // the WAIT the client is left in (nil: none)
+	waitID  int64          // its connection's CLIENT ID
+	waitKey string         // its connection's proxy (waitProxyKey)
+	sub     *redis.PubSub  // wait=notify: release notices
+	lib     lockAPI        // a lock library's acquire, renew and release (nil: lockcheck's own)
+	value   string         // its value in the lock key, e.g. "B:91ab"
+	px      time.Duration  // the TTL it sends with SET … PX
+	up      string         // the lock's proxy (its upstream, or lockProxyKey of it)
 	// side is the connection of the client's sidecar renewer
 	// (watchdog=sidecar), a process of its own beside the worker: its
 	// renewals go through a proxy of their own (sideUp in sideNet, the
@@ -234,7 +240,12 @@ func newKeyLock(ctx context.Context, d *model.Design, opts *Options, sc storageS
 		return nil, err
 	}
 	l := &keyLock{redisStore: st, d: d, i: i, value: model.LockValue(i), px: opts.px, up: up, processValue: opts.plant.processValue,
-		lock: redis.NewClient(lockOptions(d, lockVia, opts.LockDB))}
+		lock: redis.NewClient(lockOptions(d, lockVia, opts.LockDB)), waitKey: waitProxyKey(lockAddr)}
+	if l.acq, err = acqClient(d, l.lock, h, lockAddr, opts.LockDB); err != nil {
+		l.lock.Close()
+		l.store.Close()
+		return nil, err
+	}
 	if d.Wait == model.WaitNotify {
 		l.sub = redis.NewClient(lockOptions(d, lockVia, opts.LockDB)).Subscribe(context.Background())
 	}
@@ -330,6 +341,9 @@ func (l *keyLock) close() {
 		l.lib.close()
 	}
 	l.lock.Close()
+	if c, ok := l.acq.(*redis.Client); ok && c != l.lock {
+		c.Close()
+	}
 	l.store.Close()
 	if l.side != nil {
 		l.side.Close()
@@ -340,7 +354,7 @@ func (l *keyLock) close() {
 }
 
 func (l *keyLock) incr(ctx context.Context, ob *Obs) (model.Reply, error) {
-	n, err := l.lock.Incr(ctx, FenceKey).Result()
+	n, err := l.acq.Incr(ctx, FenceKey).Result()
 	if err != nil {
 		if err := lockErr(l.d, err, "INCR "+FenceKey); !isDown(err) {
 			return model.Reply{}, err
@@ -403,34 +417,34 @@ func (l *keyLock) setNX(ctx context.Context) (bool, int, error) {
 	keys := []string{LockKey, FenceKey}
 	switch {
 	case d.Bug == model.BugSetWithoutNX && d.Acquire == model.AcquireSetExpire && fenced:
-		n, err := setNoNXIncrScript.Run(ctx, l.lock, keys, l.value).Int64()
+		n, err := setNoNXIncrScript.Run(ctx, l.acq, keys, l.value).Int64()
 		return scriptWon(d, n, err, "SET (no NX) + INCR script")
 	case d.Bug == model.BugSetWithoutNX && d.Acquire == model.AcquireScript && fenced:
-		n, err := acquireNoNXScript.Run(ctx, l.lock, keys, l.value, l.px.Milliseconds()).Int64()
+		n, err := acquireNoNXScript.Run(ctx, l.acq, keys, l.value, l.px.Milliseconds()).Int64()
 		return scriptWon(d, n, err, "SET (no NX) PX + INCR script")
 	case d.Bug == model.BugSetWithoutNX:
 		ttl := l.px
 		if d.Acquire == model.AcquireSetExpire {
 			ttl = 0
 		}
-		if err := l.lock.Set(ctx, LockKey, l.value, ttl).Err(); err != nil {
+		if err := l.acq.Set(ctx, LockKey, l.value, ttl).Err(); err != nil {
 			return false, 0, lockErr(d, err, "SET "+LockKey+" (no NX)")
 		}
 		return true, 0, nil
 	case d.Acquire == model.AcquireSetExpire && fenced:
-		n, err := setNXIncrScript.Run(ctx, l.lock, keys, l.value).Int64()
+		n, err := setNXIncrScript.Run(ctx, l.acq, keys, l.value).Int64()
 		return scriptWon(d, n, err, "SET NX + INCR script")
 	case d.Acquire == model.AcquireSetExpire:
-		ok, err := l.lock.SetNX(ctx, LockKey, l.value, 0).Result()
+		ok, err := l.acq.SetNX(ctx, LockKey, l.value, 0).Result()
 		if err != nil {
 			return false, 0, lockErr(d, err, "SET "+LockKey+" NX")
 		}
 		return ok, 0, nil
 	case d.Acquire == model.AcquireScript && fenced:
-		n, err := acquireScript.Run(ctx, l.lock, keys, l.value, l.px.Milliseconds()).Int64()
+		n, err := acquireScript.Run(ctx, l.acq, keys, l.value, l.px.Milliseconds()).Int64()
 		return scriptWon(d, n, err, "SET NX PX + INCR script")
 	default:
-		ok, err := l.lock.SetNX(ctx, LockKey, l.value, l.px).Result()
+		ok, err := l.acq.SetNX(ctx, LockKey, l.value, l.px).Result()
 		if err != nil {
 			return false, 0, lockErr(d, err, "SET "+LockKey+" NX PX")
 		}
@@ -449,7 +463,7 @@ func scriptWon(d *model.Design, n int64, err error, what string) (bool, int, err
 }
 
 func (l *keyLock) expire(ctx context.Context, ob *Obs) (model.Reply, error) {
-	ok, err := l.lock.PExpire(ctx, LockKey, l.px).Result()
+	ok, err := l.acq.PExpire(ctx, LockKey, l.px).Result()
 	if err != nil {
 		if err := lockErr(l.d, err, "PEXPIRE "+LockKey); !isDown(err) {
 			return model.Reply{}, err
