@@ -114,6 +114,10 @@ type plant struct {
 	// replicas get every write at once, not at their replicate steps
 	// (replica.go)
 	openLinks bool
+	// fixedOrder: a replica that catches up is not moved to the front of
+	// the replica set's order, so the model's replica k (the k-th
+	// freshest) is another server after a replicate step of replica 2
+	fixedOrder bool
 }
 
 // Obs is one step of the schedule as it happened on the real servers.
@@ -282,7 +286,7 @@ func window(d *model.Design, tick time.Duration) time.Duration {
 // node with every acquire, release, fence, storage, check, wait and renewal
 // choice (fence-check=two-step too: the token check and the write are two
 // scripts, scripts.go; a sidecar renewer too: keyLock.sidecar) and
-// lock-node crashes and restarts; a primary and a replica with
+// lock-node crashes and restarts; a primary and its replicas with
 // replicate and failover steps (replica.go); Redlock on N nodes
 // (redlock.go); an etcd lease lock; ZooKeeper (zookeeper.go); a PostgreSQL
 // row lock (postgres.go); with the client faults (pause, slow, crash,

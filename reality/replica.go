@@ -39,17 +39,18 @@ type replicaSet struct {
 	order   []int           // the model's replicas 1 … N, freshest first: their servers
 	spares  []int           // servers started empty, each to play an old primary back
 	open    bool            // planted bug: the links are never held (plant.openLinks)
+	fixed   bool            // planted bug: the order stays as it started (plant.fixedOrder)
 }
 
 // startReplicaSet starts a primary and n replicas, and waits until every
 // replica has synced; and spares servers more, one for each failover after
 // which the old primary comes back (see failover).
-func startReplicaSet(ctx context.Context, n, spares int, open bool) (*replicaSet, error) {
+func startReplicaSet(ctx context.Context, n, spares int, pl plant) (*replicaSet, error) {
 	bin, err := FindServer()
 	if err != nil {
 		return nil, err
 	}
-	rs := &replicaSet{open: open}
+	rs := &replicaSet{open: pl.openLinks, fixed: pl.fixedOrder}
 	for s := 0; s <= n+spares; s++ {
 		srv, err := StartServer(ctx, bin)
 		if err != nil {
@@ -306,8 +307,10 @@ func (rs *replicaSet) replicate(ctx context.Context, arg uint8) error {
 	if err := rs.catchUp(ctx, []int{s}); err != nil {
 		return err
 	}
-	copy(rs.order[1:k], rs.order[:k-1])
-	rs.order[0] = s
+	if !rs.fixed {
+		copy(rs.order[1:k], rs.order[:k-1])
+		rs.order[0] = s
+	}
 	return nil
 }
 
@@ -395,9 +398,6 @@ func (h *netHold) retarget(from, to string) {
 
 // replicaOK reports whether a replica design can be played.
 func replicaOK(d *model.Design) error {
-	if d.Replicas > 1 {
-		return fmt.Errorf("design %s: one replica is played for real (replicas=%d); set replicas=1", d.Name(), d.Replicas)
-	}
 	if d.Partitions > 0 || d.NodeCrashes > 0 {
 		return fmt.Errorf("design %s: a replica design is played for real with failovers only (partitions=0, node-crashes=0)", d.Name())
 	}

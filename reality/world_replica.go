@@ -20,7 +20,7 @@ type replicaWorld struct {
 }
 
 func (w *replicaWorld) start(ctx context.Context) error {
-	rs, err := startReplicaSet(ctx, w.d.Replicas, rejoins(w.d), w.opts.plant.openLinks)
+	rs, err := startReplicaSet(ctx, w.d.Replicas, rejoins(w.d), w.opts.plant)
 	if err != nil {
 		return err
 	}
