@@ -48,6 +48,11 @@ var oracleDesigns = []string{
 	"redis/del/none/plain,clients=2,crashes=1,slow=1",
 	"redis/cad/rw/max-token,acquire=set-expire,pauses=0,crashes=1",
 	"redis/cad/none/cas,clients=2",
+	// etcd's reader-writer lock (readers=K): readers and writers are told
+	// apart by a mark, which symmetry keeps
+	"etcd-mutex/del/none/plain,readers=1",
+	"etcd-mutex/del/none/plain,pause-at=acquire,readers=1",
+	"etcd-mutex/del/none/plain,session-check=none,pause-at=acquire,readers=1",
 }
 
 // never is a property no state shows: a search for it visits everything.

@@ -121,14 +121,14 @@ func verdictOf(r porcupine.CheckResult) Verdict {
 
 // counts is "3 jobs: 2 increments, 1 failed; final counter 2".
 func counts(jobs []model.Job, final int) string {
-	var n [4]int
+	var n [5]int
 	for k := range jobs {
-		if o := jobs[k].Outcome; o <= model.OutcomePending {
+		if o := jobs[k].Outcome; o <= model.OutcomeRead {
 			n[o]++
 		}
 	}
 	parts := []string{plural(n[model.OutcomeOK], "increment", "increments")}
-	for _, o := range []model.Outcome{model.OutcomeFailed, model.OutcomeUnknown, model.OutcomePending} {
+	for _, o := range []model.Outcome{model.OutcomeFailed, model.OutcomeUnknown, model.OutcomePending, model.OutcomeRead} {
 		if n[o] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n[o], o))
 		}
@@ -200,7 +200,7 @@ func explainCounter(jobs []model.Job, final int) string {
 		could, must, mustK := 0, 0, -1
 		for m := range jobs {
 			o := &jobs[m]
-			if m == k || !o.ReadOK || o.Outcome == model.OutcomeFailed {
+			if m == k || !o.ReadOK || o.Outcome == model.OutcomeFailed || o.Outcome == model.OutcomeRead {
 				continue
 			}
 			if o.CallSeq <= j.ReturnSeq {

@@ -55,6 +55,11 @@ var counterModel = (&porcupine.NondeterministicModel{
 				return []any{n + 1}
 			}
 			return nil
+		case model.OutcomeRead: // a reader's job: a read of the counter
+			if n == ret.Read {
+				return []any{n}
+			}
+			return nil
 		case model.OutcomeUnknown, model.OutcomePending:
 			// If the write lands, it sets the counter to read+1: an atomic
 			// increment only if the count was read. Landing at any other
@@ -119,6 +124,8 @@ func ending(j *model.Job) string {
 		return w + " sent, then crashed: outcome unknown"
 	case model.OutcomePending:
 		return "(the trace ended before its write)"
+	case model.OutcomeRead:
+		return "no write (a reader)"
 	}
 	if !j.ReadOK {
 		return "read rejected"
@@ -154,8 +161,8 @@ func validateJob(k int, j *model.Job) error {
 	switch {
 	case j.Client < 0 || j.Client > maxClient:
 		return fmt.Errorf("%s: client %d: want 0 to %d", who, j.Client, maxClient)
-	case j.Outcome > model.OutcomePending:
-		return fmt.Errorf("%s: outcome %d: want ok, failed, unknown or pending", who, j.Outcome)
+	case j.Outcome > model.OutcomeRead:
+		return fmt.Errorf("%s: outcome %d: want ok, failed, unknown, pending or read", who, j.Outcome)
 	case j.CallSeq < 1:
 		return fmt.Errorf("%s: call step %d: want 1 or more", who, j.CallSeq)
 	case j.Read < 0:
@@ -166,7 +173,7 @@ func validateJob(k int, j *model.Job) error {
 		return fmt.Errorf("%s: %s but its read was rejected: a job whose read was rejected failed", who, j.Outcome)
 	case j.Outcome == model.OutcomeOK && j.Wrote != j.Read+1:
 		return fmt.Errorf("%s: ok, read %d but wrote %d: an increment writes read+1", who, j.Read, j.Wrote)
-	case (j.Outcome == model.OutcomeOK || j.Outcome == model.OutcomeFailed) && j.ReturnSeq < j.CallSeq:
+	case (j.Outcome == model.OutcomeOK || j.Outcome == model.OutcomeFailed || j.Outcome == model.OutcomeRead) && j.ReturnSeq < j.CallSeq:
 		return fmt.Errorf("%s: returns at step %d before its call at step %d", who, j.ReturnSeq, j.CallSeq)
 	case j.Outcome == model.OutcomeUnknown && j.ReturnSeq != 0 && j.ReturnSeq < j.CallSeq:
 		return fmt.Errorf("%s: unknown outcome, last step its write could land %d is before its call at step %d (0: the end)", who, j.ReturnSeq, j.CallSeq)

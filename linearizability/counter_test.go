@@ -30,6 +30,11 @@ func pendingJob(c, call, read int) model.Job {
 	return model.Job{Client: c, CallSeq: call, Read: read, ReadOK: true, Outcome: model.OutcomePending}
 }
 
+// readJob is a reader's job (readers=K): a read at seq, and no write.
+func readJob(c, seq, read int) model.Job {
+	return model.Job{Client: c, CallSeq: seq, ReturnSeq: seq, Read: read, ReadOK: true, Outcome: model.OutcomeRead}
+}
+
 func readRejectedJob(c, seq int) model.Job {
 	return model.Job{Client: c, CallSeq: seq, ReturnSeq: seq, Outcome: model.OutcomeFailed}
 }
@@ -73,6 +78,12 @@ var historyCases = []struct {
 	{"pending, no effect", []model.Job{pendingJob(0, 1, 0), okJob(1, 2, 3, 0)}, 1, Ok, "2 jobs: 1 increment, 1 pending; final counter 1"},
 	{"pending, counted", []model.Job{pendingJob(0, 1, 0), okJob(1, 2, 3, 1)}, 2, Ok, ""},
 	{"pending cannot explain a lost update", []model.Job{pendingJob(0, 1, 0), okJob(1, 2, 3, 0), okJob(2, 4, 5, 0)}, 1, Illegal, "both read 0"},
+	// A reader's job is a read of the counter: it fits where the count is
+	// the value it read, and changes nothing.
+	{"a reader between increments", []model.Job{okJob(0, 1, 2, 0), readJob(2, 3, 1), okJob(1, 4, 5, 1)}, 2, Ok, "3 jobs: 2 increments, 1 read; final counter 2"},
+	{"a reader inside an increment", []model.Job{okJob(0, 1, 4, 0), readJob(1, 2, 1)}, 1, Ok, ""},
+	{"a reader behind a finished increment", []model.Job{okJob(0, 1, 2, 0), readJob(1, 3, 0)}, 1, Illegal, ""},
+	{"a reader counted as an increment", []model.Job{readJob(1, 1, 0), okJob(0, 2, 3, 0)}, 2, Illegal, "the final counter is 2, but at most 1 increment took effect"},
 	{"empty", nil, 0, Ok, "0 jobs: 0 increments; final counter 0"},
 	{"empty, counter moved", nil, 1, Illegal, "the final counter is 1, but at most 0 increments took effect"},
 }
@@ -130,7 +141,7 @@ func TestCheckJobsErrors(t *testing.T) {
 		{bad(func(j *model.Job) { j.Read = -2 }), 1, Options{}, "read -2: want 0 or more"},
 		{bad(func(j *model.Job) { j.Token = -2 }), 1, Options{}, "token -2: want 0 or more"},
 		{bad(func(j *model.Job) { j.ReadOK = false }), 1, Options{}, "ok but its read was rejected"},
-		{bad(func(j *model.Job) { j.Outcome = 9 }), 1, Options{}, "outcome 9: want ok, failed, unknown or pending"},
+		{bad(func(j *model.Job) { j.Outcome = 9 }), 1, Options{}, "outcome 9: want ok, failed, unknown, pending or read"},
 		{bad(func(j *model.Job) { j.CallSeq = 5; j.ReturnSeq = 3; j.Outcome = model.OutcomeUnknown }), 1, Options{}, "unknown outcome"},
 		{bad(func(j *model.Job) { j.CallSeq = maxSeq + 1; j.ReturnSeq = maxSeq + 1 }), 1, Options{}, "step numbers up to"},
 		{[]model.Job{good}, -2, Options{}, "final counter -2: want 0 or more, or NoFinal (-1)"},

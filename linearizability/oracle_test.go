@@ -75,6 +75,10 @@ func oracle(jobs []model.Job, final int) bool {
 				}
 			case j.Outcome == model.OutcomeFailed:
 				counts = []int{count}
+			case j.Outcome == model.OutcomeRead: // a reader's job: a read
+				if count == j.Read {
+					counts = []int{count}
+				}
 			default: // unknown, pending: landed or not
 				counts = []int{count}
 				if j.ReadOK && count == j.Read {
@@ -102,7 +106,7 @@ func randomSmallHistory(rng *rand.Rand) ([]model.Job, int) {
 		call := 1 + rng.IntN(20)
 		read := rng.IntN(n + 1)
 		j := model.Job{Client: rng.IntN(4), CallSeq: call, ReturnSeq: call + rng.IntN(9), Read: read, ReadOK: true, Wrote: read + 1}
-		switch r := rng.IntN(10); {
+		switch r := rng.IntN(11); {
 		case r < 6:
 			j.Outcome = model.OutcomeOK
 		case r < 8:
@@ -113,9 +117,11 @@ func randomSmallHistory(rng *rand.Rand) ([]model.Job, int) {
 			if rng.IntN(3) == 0 {
 				j.ReturnSeq = 0
 			}
-		default:
+		case r < 10:
 			j.Outcome = model.OutcomePending
 			j.ReturnSeq = 0
+		default: // a reader's job (readers=K): one read, returned at once
+			j.Outcome, j.ReturnSeq, j.Wrote = model.OutcomeRead, call, 0
 		}
 		jobs = append(jobs, j)
 	}

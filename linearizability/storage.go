@@ -273,6 +273,9 @@ func storageHistory(r *model.Run) []porcupine.Operation {
 		i := int(a.Client)
 		call := storageCall{Client: i, Write: kind == model.ActWrite, Check: check, Token: int(ev.Token),
 			Holder: int(ev.Other) - 1, Tick: int(ev.Now)}
+		if r.Design.Readers > 0 && !call.Write && model.SafeRead(&r.Design, &st.Before, i) {
+			call.Holder = i // readers share the lock: the queue's head is one holder of several
+		}
 		ret := storageReturn{Accepted: ev.Result == model.ResAccepted || check && ev.Result == model.ResOK}
 		if call.Write {
 			call.Value, call.Version = int(ev.Value), int(st.Before.Clients[i].Version)

@@ -343,6 +343,10 @@ func (c *Client) takeRead(d *Design, r Reply, now uint8) {
 		c.Ready = c.Cut
 	case ResAccepted:
 		c.Read, c.Version = r.Value, r.Version
+		if d.Readers > 0 && c.Marks&MarkReader != 0 { // a reader's job: it read, it releases
+			c.Phase = PhaseRelease
+			return
+		}
 		c.Phase = PhaseWrite
 		if d.Reenter != ReenterNone {
 			c.Phase = PhaseReenter
@@ -415,7 +419,7 @@ func (c *Client) finishJob(d *Design) uint16 {
 	if c.Stray != 0 { // the first copy of a resent request is still on its way
 		*c = Client{Phase: PhaseDone, Token: c.Token, Read: c.Read, Version: c.Version, Stray: c.Stray, Flags: c.Flags & (FlagWrote | FlagStrayDel), Job: c.Job, Marks: c.Marks}
 	} else {
-		*c = Client{Phase: PhaseDone, Job: c.Job, Marks: c.Marks & MarkRestarts}
+		*c = Client{Phase: PhaseDone, Job: c.Job, Marks: c.Marks & (MarkRestarts | readerMark(d))}
 	}
 	return EvJobDone
 }

@@ -576,6 +576,7 @@ type Design struct {
 	Replicas  int // replica: the primary's replicas (nodes 1 … Replicas, ranked by how fresh their copy is)
 	Acks      int // ack=wait: the replicas WAIT waits for (WAIT Acks T)
 	Bypass    int // fairness: the most later requesters a waiting client may see served first (NoBypass: not measured; fairness.go)
+	Readers   int // etcd-mutex: clients A … Readers take read locks (etcd's recipe.RWMutex); 0: every client takes the Mutex
 }
 
 // axis describes one path segment or parameter that takes a word.
@@ -886,6 +887,7 @@ var intParams = []intParam{
 	{"fault-node", 0, MaxNodes, 0, func(d *Design) *int { return &d.FaultNode }, "the lock node that node crashes, clock jumps and failovers fall on, 1 … nodes (0: any; redis and replica have one, the primary)", []LockKind{LockRedis, LockReplica, LockRedlock}},
 	{"replicas", 1, MaxNodes - 1, 1, func(d *Design) *int { return &d.Replicas }, "replica: the primary's asynchronous replicas, numbered by how fresh their copy is (replica 1 the freshest)", []LockKind{LockReplica}},
 	{"acks", 1, MaxNodes - 1, 1, func(d *Design) *int { return &d.Acks }, "ack=wait: the replicas WAIT waits for (WAIT acks T), at most replicas", []LockKind{LockReplica}},
+	{"readers", 0, MaxClients - 1, 0, func(d *Design) *int { return &d.Readers }, "etcd-mutex: clients A … K take read locks and the others write locks, as etcd's recipe.RWMutex (RLock, Lock); at most clients−1 (0: every client takes the Mutex)", []LockKind{LockEtcdMutex}},
 }
 
 // kindReleases and kindFences restrict the path parts by lock service.
@@ -1116,6 +1118,9 @@ func (d Design) Validate() error {
 		return err
 	}
 	if err := d.protectApplies(); err != nil {
+		return err
+	}
+	if err := d.readersApply(); err != nil { // lock_etcd_mutex.go
 		return err
 	}
 	if err := d.consulApplies(); err != nil {

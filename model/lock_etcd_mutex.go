@@ -31,6 +31,25 @@ import "fmt"
 //
 // reality plays it for real with etcd's own blocking Mutex.Lock
 // (reality/world_etcd_mutex.go: session=3, release=del, session-check=get).
+//
+// readers=K is etcd's reader-writer lock on the same queue
+// (go.etcd.io/etcd/client/v3/experimental/recipes, rwmutex.go, v3.6.16):
+// clients A … K are readers. RLock puts a key pfx/read/<now> under the
+// session's lease (newUniqueEphemeralKey) and loops on
+// waitOnLastRev(pfx+"write"): a Get of the last write key with a create
+// revision below its own (WithLastRev, WithMaxModRev(myRev−1)), and a
+// watch for its delete, until none is left. Lock (a writer) puts
+// pfx/write/<now> and loops on waitOnLastRev(pfx): until no key at all of
+// a lower revision is left. So a writer holds when its key is the first
+// (node 0's Owner, zkOwner), a reader when no writer's key is below its
+// own (readHolds): readers hold together. RUnlock and Unlock delete the
+// key by its name, which is new for each call (a stray late copy deletes
+// nothing, whatever release=). The recipe has no Get of its own key once
+// the wait returns (session-check=none; etcd issue 16221): a reader
+// whose session expired while it waited reads as if it held the lock.
+// session-check=get is the recipe with that check added. A reader's job
+// reads and releases, with no write. The role costs no state bit:
+// MarkReader, set in Init (rwInit).
 
 // etcdMutexService is the queued Mutex's words.
 var etcdMutexService = ServiceFacts{
@@ -70,15 +89,104 @@ var sessionCheckAxis = axis{"session-check", []string{"get", "none"}, []string{
 
 func (m SessionCheck) String() string { return word(sessionCheckAxis, int(m)) }
 
-// emAcquireEnabled: a client whose key exists waits until it is the first;
-// one whose key is gone waits until every key created before its own is
-// deleted (waitDeletes), and then Gets its key.
-func emAcquireEnabled(s *State, i int) bool {
+// MarkReader (etcd-mutex, readers=K): the client takes read locks
+// (RLock). It is the bit of lease's MarkConfigB: lease and etcd-mutex
+// never meet in one design. Canonical and SymmetricFingerprint compare
+// Marks, so symmetry keeps readers and writers apart. A client keeps it
+// for good: through its jobs, a restart, a crash (its key lives on as a
+// read key, zkCrashed) and its end (finishJob).
+const MarkReader = MarkConfigB
+
+// readersApply refuses readers=K where the recipe's reader-writer lock
+// cannot be stated.
+func (d Design) readersApply() error {
+	switch {
+	case d.Readers == 0:
+		return nil
+	case d.Readers >= d.Clients:
+		return designErr("design parameter readers=%d: want at most clients−1 = %d (clients A … K read, at least one client takes the write lock)", d.Readers, d.Clients-1)
+	case d.Release != ReleaseDel:
+		return designErr("design parameter readers=K needs release=del: RWMutex's RUnlock and Unlock delete the key by its name (EphemeralKV.Delete), not fenced on its revision")
+	case d.Fence == FenceRW:
+		return designErr("design parameter readers=K takes fence=none or write: readers hold together, so a read's token below another reader's would be refused by a legitimate holder")
+	}
+	return nil
+}
+
+// rwInit marks clients A … K as readers.
+func rwInit(d *Design, s *State) {
+	for i := 0; i < d.Readers; i++ {
+		s.Clients[i].Marks |= MarkReader
+	}
+}
+
+// isReader reports whether client i takes read locks (readers=K).
+func isReader(d *Design, s *State, i int) bool {
+	return d.Readers > 0 && s.Clients[i].Marks&MarkReader != 0
+}
+
+// writerBelow reports whether a writer's key with a create revision below
+// rev is left: what a reader's waitOnLastRev(pfx+"write") waits for.
+func writerBelow(d *Design, s *State, rev uint16) bool {
+	for j := 0; j < d.Clients; j++ {
+		if c := &s.Clients[j]; c.Flags&FlagZNode != 0 && c.Marks&MarkReader == 0 && c.Token < rev {
+			return true
+		}
+	}
+	return false
+}
+
+// readHolds reports whether reader i holds a read lock: its key exists and
+// no writer's key is below it (HoldsLock's reader case; a writer holds
+// only as node 0's Owner, the first key).
+func readHolds(d *Design, s *State, i int) bool {
+	c := &s.Clients[i]
+	return c.Marks&MarkReader != 0 && c.Flags&FlagZNode != 0 && !writerBelow(d, s, c.Token)
+}
+
+// readSafe reports whether client i's read is safe although it holds no
+// read lock (readers=K): it is a reader and no writer holds the lock.
+func readSafe(d *Design, s *State, i int) bool {
+	if !isReader(d, s, i) {
+		return false
+	}
+	o := s.Nodes[0].Owner
+	return o == 0 || s.Clients[o-1].Marks&MarkReader != 0
+}
+
+// SafeRead reports whether client i may read the storage in s: it holds
+// the lock, or (readers=K) it is a reader and no writer holds it. The
+// storage check (linearizability) names the holder by it.
+func SafeRead(d *Design, s *State, i int) bool { return HoldsLock(d, s, i) || readSafe(d, s, i) }
+
+// rwConflict is mutex for readers=K: a writer inside its critical section
+// while any other client is inside its own.
+func rwConflict(d *Design, s *State) bool {
+	n, w := 0, 0
+	for i := 0; i < d.Clients; i++ {
+		if c := &s.Clients[i]; c.InCriticalSection() {
+			n++
+			if c.Marks&MarkReader == 0 {
+				w++
+			}
+		}
+	}
+	return w > 0 && n >= 2
+}
+
+// emAcquireEnabled: a client whose key exists waits until it holds (a
+// writer: its key is the first; a reader: no writer's key is below it);
+// one whose key is gone waits until the keys it waits for are deleted
+// (waitDeletes; RWMutex's waitOnLastRev), and then Gets its key.
+func emAcquireEnabled(d *Design, s *State, i int) bool {
 	c := &s.Clients[i]
 	switch {
 	case c.Flags&FlagZNode != 0:
-		return s.Nodes[0].Owner == uint8(i+1)
+		return HoldsLock(d, s, i)
 	case c.Flags&FlagKeyGone != 0:
+		if isReader(d, s, i) {
+			return !writerBelow(d, s, c.Token)
+		}
 		o := s.Nodes[0].Owner
 		return o == 0 || s.Clients[o-1].Token > c.Token
 	}
@@ -122,7 +230,7 @@ func emAcquire(d *Design, s *State, i int, ev *Event) {
 		zkOwner(d, s)
 	}
 	ev.Result = ResRefused // waitDeletes: it watches its predecessor's key
-	if key.Owner == uint8(i+1) {
+	if HoldsLock(d, s, i) {
 		ev.Result = ResOK
 	}
 	c.Take(d, ActAcquire, Reply{Result: ev.Result, Token: ev.Token}, s.Now)
@@ -139,7 +247,7 @@ func emTick(d *Design, s *State, i int, ev *Event) {
 	if c.Flags&FlagZNode != 0 {
 		ev.Flags |= EvExpired
 		ev.ExpiredMask |= 1 << i
-		if s.Nodes[0].Owner == uint8(i+1) {
+		if HoldsLock(d, s, i) {
 			expiredHeld(s, i, ev)
 		}
 		c.Flags &^= FlagZNode
@@ -160,7 +268,7 @@ func emStrayRelease(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
 	ev.Other = s.Nodes[0].Owner
 	later := c.Flags&FlagZNode != 0 && c.Marks&MarkStrayKey == 0
-	sameName := c.Marks&MarkStrayProc == 0
+	sameName := c.Marks&MarkStrayProc == 0 && d.Readers == 0 // RWMutex names each key anew (newUniqueEphemeralKey)
 	strayDone(c)
 	ev.Result = ResNoop
 	if !later || !sameName {
@@ -181,6 +289,9 @@ func emStrayRelease(d *Design, s *State, i int, ev *Event) {
 // Words.
 
 func describeEtcdMutexAcquire(d *Design, st *StepRecord) string {
+	if d.Readers > 0 {
+		return describeRWAcquire(d, st)
+	}
 	ev := &st.Event
 	i := int(st.Action.Client)
 	c := &st.Before.Clients[i]
@@ -204,12 +315,55 @@ func describeEtcdMutexAcquire(d *Design, st *StepRecord) string {
 	return s + "; waits for the delete of its predecessor (" + predecessor(d, &st.After, i) + " key; the lock is " + owner(ev.Other) + ")"
 }
 
+// describeRWAcquire is describeEtcdMutexAcquire for readers=K: RLock and
+// Lock of etcd's recipe.RWMutex.
+func describeRWAcquire(d *Design, st *StepRecord) string {
+	ev := &st.Event
+	i := int(st.Action.Client)
+	c := &st.Before.Clients[i]
+	reader := isReader(d, &st.Before, i)
+	call, kind, below, watched := "Lock", "write", "no key at all", "key"
+	if reader {
+		call, kind, below, watched = "RLock", "read", "no write key", "write key"
+	}
+	if ev.Result == ResUnreachable {
+		return fmt.Sprintf("%s: put its key → error: cut off (a partition); retry at t=%d", call, int(ev.Now)+1)
+	}
+	if c.Flags&FlagKeyGone != 0 {
+		s := "waitOnLastRev: " + below + " below its own revision is left; "
+		if ev.Result == ResOK {
+			return s + call + " returns without looking at its own key (the recipe has no such check: session-check=none), which its expired session lost"
+		}
+		return s + fmt.Sprintf("get its key → none: its session's lease expired while it waited; a new session, %s again at t=%d", call, int(ev.Now)+1)
+	}
+	s := "watch fires: the key it waited on is deleted"
+	if c.Flags&FlagZNode == 0 {
+		s = fmt.Sprintf("%s: put lock/%s/<now> if absent, with its session's lease (session %d ticks) → create_revision %d", call, kind, d.SessionTicks, st.After.Clients[i].Token)
+	}
+	if ev.Result == ResOK {
+		s += "; waitOnLastRev: " + below + " below its own revision"
+		if d.SessionCheck == SessionCheckGet && c.Flags&FlagZNode != 0 {
+			s += "; get its key → found"
+		}
+		if reader {
+			return s + ": holds a read lock"
+		}
+		return s + ": holds the write lock" + tokenSuffix(d, ev.Token, "revision")
+	}
+	return s + "; waitOnLastRev watches the last " + watched + " below its own for its delete (" + predecessor(d, &st.After, i) + " key)"
+}
+
 // predecessor is the owner's word ("A's") of the last key created before
-// client i's: the one waitDeletes watches.
+// client i's: the one waitDeletes watches (a reader's waitOnLastRev: the
+// last write key).
 func predecessor(d *Design, s *State, i int) string {
 	best, who := uint16(0), uint8(0)
+	reader := isReader(d, s, i)
 	for j := 0; j < d.Clients; j++ {
 		c := &s.Clients[j]
+		if reader && c.Marks&MarkReader != 0 {
+			continue
+		}
 		if j != i && c.Flags&FlagZNode != 0 && c.Token < s.Clients[i].Token && c.Token >= best {
 			best, who = c.Token, uint8(j+1)
 		}
@@ -224,8 +378,12 @@ func describeEtcdMutexPause(d *Design, ev *Event, p uint8) string {
 	return ""
 }
 
-func describeEtcdMutexRelease(d *Design, ev *Event) string {
+func describeEtcdMutexRelease(d *Design, st *StepRecord) string {
+	ev := &st.Event
 	del := "Unlock: delete its key by name"
+	if isReader(d, &st.Before, int(st.Action.Client)) {
+		del = "RUnlock: delete its key by name"
+	}
 	if d.Release == ReleaseCAD {
 		del = "txn: if create_revision(its key) = its revision then delete"
 	}
@@ -245,4 +403,19 @@ func etcdMutexLateOwn(d *Design, deleted bool) string {
 		return "the same name: its session's lease ID; Unlock deletes by name"
 	}
 	return "the same name, another create revision: the fenced delete leaves it alone"
+}
+
+// readerMark is MarkReader in a readers=K design, else 0: the marks a
+// finished job keeps beside the restarts.
+func readerMark(d *Design) uint8 {
+	if d.Readers > 0 {
+		return MarkReader
+	}
+	return 0
+}
+
+// rwDocs are mutex's and exclusive's rules for readers=K.
+var rwDocs = map[string]string{
+	"mutex":     "no writer believes it holds the lock while another client believes it holds it (readers share it)",
+	"exclusive": "no writer reads or writes storage without the write lock, and no reader reads while a writer holds it",
 }

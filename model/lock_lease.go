@@ -84,10 +84,11 @@ func twoConfigs(d *Design) bool {
 
 // NamesInterchangeable reports whether the clients of d start alike, so
 // that a trace with its clients renamed is a trace of d: every design but
-// a lease whose candidate B runs another configuration (it starts as B).
-// Symmetric search is sound either way: the configuration is a mark in
-// the client's state (MarkConfigB), permuted with it.
-func NamesInterchangeable(d *Design) bool { return !twoConfigs(d) }
+// a lease whose candidate B runs another configuration (it starts as B),
+// and etcd-mutex with readers=K (A … K start as readers). Symmetric search
+// is sound either way: the configuration or the role is a mark in the
+// client's state (MarkConfigB, MarkReader), permuted with it.
+func NamesInterchangeable(d *Design) bool { return !twoConfigs(d) && d.Readers == 0 }
 
 // leaseInit starts leaseTransitions below the first token and gives
 // candidate B its configuration's mark.

@@ -284,6 +284,7 @@ func zkCrashed(d *Design, s *State, i int, old Client) {
 	if old.Timer != 0 && old.Timer < expires {
 		expires = old.Timer
 	}
+	c.Marks |= old.Marks & MarkReader // etcd-mutex, readers=K: its key is still a read key
 	if old.Flags&FlagZNode != 0 {
 		c.Flags, c.Token = FlagZNode, old.Token
 		c.Timer = expires

@@ -143,6 +143,11 @@ func TestBadDesignNames(t *testing.T) {
 		"etcd-mutex/del/none/plain,restarts=1":                                                 "restarts does not apply to lock etcd-mutex: the crashed process's key lives on",
 		"etcd-mutex/del/none/plain,session-check=maybe":                                        `unknown session-check "maybe" (allowed: get, none)`,
 		"redis/cad/none/plain,session-check=none":                                              "session-check does not apply to lock redis",
+		"zookeeper/cad/none/plain,readers=1":                                                   "design parameter readers does not apply to lock zookeeper (it applies to: etcd-mutex)",
+		"etcd-mutex/del/none/plain,readers=3":                                                  "readers=3: want at most clients−1 = 2",
+		"etcd-mutex/del/none/plain,readers=8":                                                  `readers="8": want a whole number from 0 to 7`,
+		"etcd-mutex/cad/none/plain,readers=1":                                                  "readers=K needs release=del",
+		"etcd-mutex/del/rw/max-token,readers=1":                                                "readers=K takes fence=none or write",
 		"lease/cad/none/plain":                                                                 "lock lease needs renew ≥ 1",
 		"lease/del/none/plain,renew=2":                                                         "release del is not available for lock lease (allowed: cad)",
 		"lease/cad/none/plain,renew=2,deadline=2":                                              "client-go requires LeaseDuration > RenewDeadline > RetryPeriod",
@@ -221,6 +226,7 @@ func FuzzParseDesign(f *testing.F) {
 		"zookeeper/cad/none/plain,protect=no,lose-at=acquire,pauses=0,losses=1,timeout=3", "zookeeper/cad/none/plain,protect=yes,losses=2,timeout=3", "zookeeper/cad/none/plain,protect=no", "etcd-mutex/del/none/plain,protect=no,losses=1,timeout=3",
 		"consul/cad/none/plain,renew=5", "consul/cad/rw/max-token,behavior=delete,index=modify,renew=5", "consul/cad/rw/max-token,behavior=delete", "consul/cad/none/plain,lock-delay=0,ttl=30", "consul/cad/none/plain,index=modify", "consul/cad/none/plain,renew=19",
 		"etcd-mutex/del/none/plain", "etcd-mutex/cad/rw/max-token,session=6", "etcd-mutex/del/none/plain,session-check=none,pause-at=acquire", "etcd-mutex/get-del/none/plain", "etcd-mutex/del/none/plain,session-check=", "etcd-mutex/del/none/plain,clients=2,jobs=2,pauses=0,delays=1,timeout=3,delay-at=release",
+		"etcd-mutex/del/none/plain,readers=1,session-check=none,pause-at=acquire", "etcd-mutex/del/write/max-write,readers=2,clients=4", "etcd-mutex/del/none/plain,readers=3", "etcd-mutex/cad/none/plain,readers=1", "zookeeper/cad/none/plain,readers=1", "etcd-mutex/del/none/plain,readers=-1",
 		"redis/cad/none/plain,jobs=2,bypass=0", "zookeeper/cad/none/plain,bypass=3", "redlock/cad/none/plain,bypass=0", "db/cad/none/plain,bypass=1", "redis/cad/none/plain,clients=1,bypass=0", "redis/cad/none/plain,bypass=-2",
 		"redis/cad/none/plain,watchdog=sidecar,renew=3", "redis/cad/none/plain,watchdog=sidecar,pauses=0,crashes=1,renew=3", "redis/cad/none/plain,watchdog=sidecar,renew=3,restarts=1", "zookeeper/cad/none/plain,watchdog=sidecar",
 		"redis/cad/rw/max-token,node-crashes=1,persist=1,fsync=1", "replica/cad/rw/cond-update,node-crashes=1,persist=1,fsync=3", "redis/cad/rw/max-token,fsync=1", "redlock/cad/none/plain,node-crashes=1,persist=1,fsync=1",
@@ -336,6 +342,8 @@ var walkDesigns = []string{
 	"zookeeper/cad/write/cond-update,crashes=1,session=4",
 	"db/cad/none/plain,crashes=1",
 	"db/cad/none/plain,tx=outside,delays=1",
+	"etcd-mutex/del/none/plain,readers=1,session-check=none,crashes=1",
+	"etcd-mutex/del/write/max-write,readers=2,clients=4,jobs=2,delays=1,timeout=3,delay-at=release",
 }
 
 func TestStepIsPureAndDeterministic(t *testing.T) {

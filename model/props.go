@@ -45,7 +45,12 @@ var Properties = []Property{
 	// it (two holders) and still loses no update (demo6).
 	{"mutex", Always,
 		"no two clients believe they hold the lock at once (the service never grants it while an earlier grant is still believed in)",
-		func(d *Design, s *State, ev *Event) bool { return believers(d, s) >= 2 }},
+		func(d *Design, s *State, ev *Event) bool {
+			if d.Readers > 0 {
+				return rwConflict(d, s) // readers share the lock (lock_etcd_mutex.go)
+			}
+			return believers(d, s) >= 2
+		}},
 	{"own-release", Always,
 		"a release never removes a lock that another client holds",
 		func(d *Design, s *State, ev *Event) bool { return ev != nil && ev.Flags&EvRemovedOther != 0 }},
@@ -348,6 +353,9 @@ func ClassOf(name string) Class {
 // DocFor is p's Doc in the words of d's lock service: "contended" is a
 // refused SET NX only where the lock is a Redis key.
 func (p *Property) DocFor(d *Design) string {
+	if d.Readers > 0 && (p.Name == "mutex" || p.Name == "exclusive") {
+		return rwDocs[p.Name] // lock_etcd_mutex.go
+	}
 	if w := Service(d.Lock).Contended; p.Name == "contended" && w != "" {
 		return w // the service's row (lock_*.go)
 	}

@@ -254,9 +254,18 @@ func RenderSummary(r *Run) string {
 	var b strings.Builder
 	ok, failed := r.Outcomes()
 	jobs := TotalJobs(&r.Design) + r.restartedAttempts()
-	others := jobs - ok - failed
+	reads := 0
+	for _, j := range r.History {
+		if j.Outcome == OutcomeRead {
+			reads++
+		}
+	}
+	others := jobs - ok - failed - reads
 	fmt.Fprintf(&b, "counter %d; %s accepted by the storage; of %d jobs: %d ok, %d failed", r.Final.Store.Counter,
 		plural(int(r.Final.Store.Accepted), "write", "writes"), jobs, ok, failed)
+	if reads > 0 {
+		fmt.Fprintf(&b, ", %d read only (readers)", reads)
+	}
 	if others > 0 {
 		fmt.Fprintf(&b, ", %d unknown or unfinished", others)
 	}

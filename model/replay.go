@@ -37,10 +37,14 @@ const (
 	OutcomeFailed                 // read or write rejected, or crashed before writing: no effect
 	OutcomeUnknown                // crashed with its write in flight: may or may not have applied
 	OutcomePending                // the trace ended before the job did
+	OutcomeRead                   // a reader's job (readers=K): its read was accepted, and it writes nothing
 )
 
 func (o Outcome) String() string {
-	return [...]string{"ok", "failed", "unknown", "pending"}[o]
+	if int(o) >= 5 {
+		return fmt.Sprintf("outcome(%d)", o)
+	}
+	return [...]string{"ok", "failed", "unknown", "pending", "read"}[o]
 }
 
 // Job is one client's increment as the linearizability checker sees it:
@@ -227,8 +231,11 @@ func recordJob(d *Design, open []int, hist *[]Job, st *StepRecord) {
 		*hist = append(*hist, Job{Client: i, CallSeq: seq, CallTick: int(ev.Now), Read: int(ev.Value), ReadOK: ev.Result == ResAccepted})
 		open[i] = len(*hist) - 1
 		j = &(*hist)[open[i]]
-		if ev.Result == ResRejected {
+		switch {
+		case ev.Result == ResRejected:
 			end(OutcomeFailed)
+		case ev.Result == ResAccepted && isReader(d, &st.Before, i):
+			end(OutcomeRead) // a read-only job: it returns at its read
 		}
 	case ActWrite, ActApply:
 		if j == nil {

@@ -55,12 +55,14 @@ func crashableNodes(d *Design) int {
 }
 
 // HoldsLock reports whether client i really holds the lock in s: the key on
-// node 0 is its own, or (redlock) a majority (see redlockHolds).
+// node 0 is its own, or (redlock) a majority (see redlockHolds), or
+// (etcd-mutex, readers=K) it is a reader and no writer's key is below its
+// own (readHolds).
 func HoldsLock(d *Design, s *State, i int) bool {
 	if d.Lock == LockRedlock {
 		return redlockHolds(d, s, i)
 	}
-	return s.Nodes[0].Owner == uint8(i+1)
+	return s.Nodes[0].Owner == uint8(i+1) || d.Readers > 0 && readHolds(d, s, i)
 }
 
 // heldNodes is how many lock nodes hold client i's key.
@@ -104,7 +106,7 @@ func acquireEnabled(d *Design, s *State, i int) bool {
 	case LockZooKeeper:
 		return zkAcquireEnabled(d, s, i)
 	case LockEtcdMutex:
-		return emAcquireEnabled(s, i)
+		return emAcquireEnabled(d, s, i)
 	}
 	return true
 }
@@ -413,7 +415,7 @@ func describeRelease(d *Design, st *StepRecord) string {
 	case LockEtcd:
 		return describeEtcdRelease(&st.Event)
 	case LockEtcdMutex:
-		return describeEtcdMutexRelease(d, &st.Event)
+		return describeEtcdMutexRelease(d, st)
 	case LockLease:
 		return describeLeaseRelease(&st.Event)
 	case LockAdvisory:

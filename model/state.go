@@ -151,6 +151,9 @@ func Init(d *Design) State {
 	if d.Lock == LockLease {
 		leaseInit(d, &s)
 	}
+	if d.Readers > 0 {
+		rwInit(d, &s) // lock_etcd_mutex.go
+	}
 	return s
 }
 

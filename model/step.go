@@ -634,7 +634,7 @@ func validityLeft(d *Design, s *State, c *Client) int {
 // stale: served by the storage's lagging replica (a stale-read fault).
 func read(d *Design, s *State, i int, ev *Event, stale bool) {
 	c := &s.Clients[i]
-	if !HoldsLock(d, s, i) {
+	if !HoldsLock(d, s, i) && !readSafe(d, s, i) {
 		ev.Flags |= EvUnsafe
 	}
 	ev.Held = uint8(heldNodes(d, s, i))

@@ -55,6 +55,8 @@ func TestSymmetricFingerprintIsCanonicalsFingerprint(t *testing.T) {
 		"redis/cad/none/plain,jobs=2,restarts=1,clients=3",
 		"redlock/cad/none/plain,clients=4", "redlock/get-del/none/cas,quorum=all,node-crashes=1,persist=1",
 		"redlock/cad/none/plain,partition=node,partitions=2,pauses=0,jumps=1,jump=9,renew=3",
+		"etcd-mutex/del/none/plain,readers=1,session-check=none,pause-at=acquire",
+		"etcd-mutex/del/write/max-write,readers=2,clients=4,crashes=1",
 	} {
 		d, states := symWalk(t, name, 3000, rng)
 		pk := NewPacking(d)

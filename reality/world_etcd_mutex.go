@@ -283,6 +283,8 @@ func (w *etcdWorld) token(ctx context.Context, key string) (int, error) {
 // etcdQueueOK reports whether a queued-Mutex design is played for real.
 func etcdQueueOK(d *model.Design) error {
 	switch {
+	case d.Readers > 0:
+		return fmt.Errorf("design %s: the recipe's RWMutex (readers=K) is not played for real yet: set readers=0 to play the queued Mutex", d.Name())
 	case d.Release != model.ReleaseDel:
 		return fmt.Errorf("design %s: etcd's Mutex.Unlock deletes its key by name: want release=del (release=cad, a delete fenced on the create revision, is not the library's)", d.Name())
 	case d.SessionCheck != model.SessionCheckGet:
