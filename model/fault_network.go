@@ -192,14 +192,19 @@ func abandoned(d *Design, k ActionKind) bool {
 // up on it (go-redis returns the context's error; the command is still on
 // its way to the server): abandon=retry sends SET NX again then, and
 // abandon=fail ends the job at once, without the lock.
-func abandon(d *Design, s *State, i int, p uint8) {
-	c := &s.Clients[i]
-	c.Stray = s.Now + p
+func abandon(d *Design, s *State, i int, p uint8) { s.Clients[i].Abandon(d, s.Now, p) }
+
+// Abandon is the client whose acquire, sent at tick now, the network
+// holds for p ticks, longer than its timeout (abandon=retry|fail): it
+// lands at now+p (Stray); at the timeout the client gives up on it and
+// tries again (retry) or ends its job without the lock (fail).
+func (c *Client) Abandon(d *Design, now, p uint8) {
+	c.Stray = now + p
 	if d.Abandon == AbandonFail {
 		*c = Client{Phase: PhaseDone, Flags: FlagStarted, Stray: c.Stray, Cut: c.Cut, Group: c.Group}
 		return
 	}
-	c.Ready = s.Now + uint8(d.TimeoutTicks)
+	c.Ready = now + uint8(d.TimeoutTicks)
 }
 
 // lateAcquire applies client i's abandoned SET NX now: it takes the key if

@@ -63,6 +63,17 @@ type client struct {
 	// release held past the timeout: the model's Client.Stray), sent for
 	// real when it arrives, with the value of the job that sent it
 	stray *strayRelease
+	// abandoned is the answer of an acquire its caller abandoned
+	// (abandon=retry|fail), whose request waits in the client's proxy
+	// until it lands (the model's Client.Stray)
+	abandoned <-chan error
+}
+
+// abandoner is a lock whose acquires a caller can abandon (keyLock): the
+// acquire sent into a hold, under its caller's deadline, and its landing.
+type abandoner interface {
+	abandonAcquire(ctx context.Context, deadline time.Time) (<-chan error, error)
+	landAbandoned(wait time.Duration) error
 }
 
 // strayRelease is the late first copy of a resent release: its kind and
@@ -319,6 +330,10 @@ func (c *client) do(ctx context.Context, o order) reply {
 			r.err = c.orphaned(ctx, &r.obs, max(due, int(now)+1))
 		}
 	case model.ActDelay:
+		if c.m.Next(c.d) == model.ActAcquire && c.d.Abandon != model.AbandonNone && c.d.TimeoutTicks > 0 && int(o.a.Arg) > c.d.TimeoutTicks {
+			r.err = c.abandonAcquire(ctx, &r.obs, now, o.a.Arg)
+			break
+		}
 		if c.m.Next(c.d) == model.ActAcquire {
 			r.err = c.holdAcquire(ctx, &r.obs, now, o.a.Arg)
 			break
@@ -333,6 +348,10 @@ func (c *client) do(ctx context.Context, o order) reply {
 		r.obs.Value, r.obs.Token = int(c.m.Read)+1, tok
 		c.m.DelayWrite(now, o.a.Arg)
 	case model.ActArrive:
+		if c.strayDue(o.now) && c.abandoned != nil {
+			r.err = c.lateAcquire(ctx, &r.obs)
+			break
+		}
 		if c.strayDue(o.now) {
 			r.err = c.strayArrive(ctx, &r.obs)
 			break
@@ -558,7 +577,7 @@ func (c *client) delayRelease(ob *Obs, k model.ActionKind, now, p uint8) error {
 // strayDue reports whether the first copy of the client's resent release
 // arrives at tick now (model: strayDue).
 func (c *client) strayDue(now int) bool {
-	return c.stray != nil && c.m.Stray != 0 && int(c.m.Stray) <= now && c.m.Flags&model.FlagInFlight == 0 && c.m.Phase != model.PhaseArrive
+	return (c.stray != nil || c.abandoned != nil) && c.m.Stray != 0 && int(c.m.Stray) <= now && c.m.Flags&model.FlagInFlight == 0 && c.m.Phase != model.PhaseArrive
 }
 
 // strayArrive is the late first copy of the client's resent release
@@ -574,6 +593,74 @@ func (c *client) strayArrive(ctx context.Context, ob *Obs) error {
 		return err
 	}
 	c.stray = nil
+	c.m.StrayArrived()
+	return nil
+}
+
+// abandonAcquire is an acquire the network holds for p ticks, longer than
+// the client's timeout, whose caller abandons it (abandon=retry|fail;
+// model: fault_network.go, abandon): the client sends its SET NX, which
+// waits in its proxy, not applied; at the start of tick now+timeout the
+// call's deadline passes and go-redis gives up on it, while the command
+// is still on its way; the client tries again then (retry) or ends its
+// job without the lock (fail), as the model's (Client.Abandon). The
+// request lands at the client's arrive step (lateAcquire).
+func (c *client) abandonAcquire(ctx context.Context, ob *Obs, now, p uint8) error {
+	ab, ok := c.lk.(abandoner)
+	if !ok {
+		return fmt.Errorf("client %s: an abandoned acquire is played on one Redis node only", model.ClientName(c.i))
+	}
+	done, err := ab.abandonAcquire(ctx, c.clk.start(int(now)+c.d.TimeoutTicks))
+	if err != nil {
+		return err
+	}
+	ob.Held, c.abandoned = model.ActAcquire, done
+	c.m.Abandon(c.d, now, p)
+	return nil
+}
+
+// lateAcquire is the abandoned acquire landing now (model: lateAcquire):
+// its caller gave up on it at its deadline (the call must have failed by
+// now: else the network did not hold it), the proxy lets the SET NX
+// through, and the server applies it to the key as it is now: it takes a
+// free key for a client that does not know it holds it. Result says
+// whether it did (the key is the client's after, and was not before).
+func (c *client) lateAcquire(ctx context.Context, ob *Obs) error {
+	ab, ok := c.lk.(abandoner)
+	if !ok {
+		return fmt.Errorf("client %s: an abandoned acquire is played on one Redis node only", model.ClientName(c.i))
+	}
+	ob.Took, ob.Held = model.ActArrive, model.ActAcquire
+	wait, cancel := context.WithTimeout(ctx, c.clk.tick/2) // its deadline passed a tick ago at least
+	defer cancel()
+	var err error
+	select {
+	case err = <-c.abandoned:
+	case <-wait.Done():
+		return fmt.Errorf("client %s: its abandoned acquire's call has not given up by its arrive step, past its deadline", model.ClientName(c.i))
+	}
+	c.abandoned = nil
+	if err == nil { // answered: the network let it through at once (planted bug leakAbandoned)
+		ob.Skipped, ob.Why = true, "its abandoned acquire was answered when it was sent: the network did not hold it"
+		c.m.StrayArrived()
+		return nil
+	}
+	ob.Told = "SET NX → " + clipTold(err.Error())
+	before, err := c.obs.holder(ctx)
+	if err != nil {
+		return err
+	}
+	if err := ab.landAbandoned(c.clk.tick); err != nil {
+		return err
+	}
+	after, err := c.obs.holder(ctx)
+	if err != nil {
+		return err
+	}
+	ob.Result = model.ResRefused
+	if after == c.i && before != c.i {
+		ob.Result = model.ResOK
+	}
 	c.m.StrayArrived()
 	return nil
 }

@@ -125,7 +125,7 @@ type conductor struct {
 	crashed   []bool
 	now       int
 	// the clients' masks after the last step (see Obs)
-	believes, inside, done, crashedMask, waiting uint8
+	believes, inside, done, crashedMask, waiting, forgot uint8
 	// the key as the last look saw it
 	after      int
 	afterPTTL  int64
@@ -219,6 +219,7 @@ func (k *conductor) play(ctx context.Context, trace []model.Action, budget time.
 			ob.Kept = k.clients[ob.After].kept(ctx)
 		}
 		ob.Seq, ob.Believes, ob.Inside, ob.Done, ob.Crashed, ob.Waiting = seq, k.believes, k.inside, k.done, k.crashedMask, k.waiting
+		ob.Forgot = k.forgot
 		k.after, k.afterPTTL, k.afterNodes = ob.After, ob.AfterPTTL, ob.Nodes
 		p.late(&ob, clk.offset(k.now))
 		if ob.Void && !p.Late {
@@ -361,6 +362,7 @@ func (k *conductor) clientStep(ctx context.Context, seq int, a model.Action, ord
 	k.believes = setBit(k.believes, i, m.Believes())
 	k.inside = setBit(k.inside, i, m.InCriticalSection())
 	k.waiting = setBit(k.waiting, i, m.Flags&model.FlagWaiting != 0)
+	k.forgot = setBit(k.forgot, i, forgets(d, m))
 	if ob.Notified > 0 {
 		k.waiting = 0 // the notice reached every sleeper: they are awake
 	}
@@ -378,4 +380,17 @@ func (k *conductor) clientStep(ctx context.Context, seq int, a model.Action, ord
 		return Obs{}, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, now, err)
 	}
 	return ob, nil
+}
+
+// forgets reports whether client m, live, is back at its first acquire
+// with no belief and no request of its own on its way (model: forgotten):
+// a key of its own is one it does not know of, and waits on. Counted on
+// one Redis node only, where the model counts it so (a ZooKeeper node
+// lives by its session: zkOrphan).
+func forgets(d *model.Design, m *model.Client) bool {
+	if d.Lock != model.LockRedis {
+		return false
+	}
+	first := m.Phase == model.PhaseAcquire || d.Acquire == model.AcquireIncrBefore && m.Phase == model.PhaseIncr
+	return m.Live() && first && m.Flags&(model.FlagBelieves|model.FlagReply|model.FlagInFlight) == 0
 }

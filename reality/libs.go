@@ -62,6 +62,8 @@ func CheckClient(name string, d *model.Design) error {
 			return fmt.Errorf("client %s: repeated jobs (jobs=%d) are played with lockcheck's own client only; want jobs=1", lib, d.Jobs)
 		case d.Delays > 0 && d.TimeoutTicks > 0 && d.DelayAt == model.PlaceRelease:
 			return fmt.Errorf("client %s: a resent release's late first copy is played with lockcheck's own client only; want timeout=0", lib)
+		case d.Abandon != model.AbandonNone:
+			return fmt.Errorf("client %s: an acquire its caller abandons is played with lockcheck's own client only; want abandon=none", lib)
 		case d.Watchdog == model.WatchdogSidecar:
 			return fmt.Errorf("client %s renews in the worker's process: a sidecar renewer is played with lockcheck's own client only; want watchdog=worker", lib)
 		case d.Check == model.CheckAcquire && lib == ClientRedsync: // what redsync does: Mutex.lockContext

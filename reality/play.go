@@ -118,6 +118,9 @@ type plant struct {
 	// the replica set's order, so the model's replica k (the k-th
 	// freshest) is another server after a replicate step of replica 2
 	fixedOrder bool
+	// leakAbandoned: an acquire its caller abandons is not held: it lands
+	// at once, and its caller hears the reply
+	leakAbandoned bool
 }
 
 // Obs is one step of the schedule as it happened on the real servers.
@@ -167,6 +170,10 @@ type Obs struct {
 	// Start and End are the real times, since the start of tick 1, at which
 	// the step was ordered and at which its last reply came back.
 	Start, End time.Duration
+	// Forgot: live clients back at their first acquire with no belief
+	// and no request of theirs on its way, after the step: a key of
+	// theirs is one they do not know of (the model's forgotten)
+	Forgot uint8
 	// Kept: the key's holder has crashed and its sidecar renewer
 	// (watchdog=sidecar), alive and in reach of the server, goes on
 	// renewing the key at its beat: it never expires (the model's key
@@ -339,7 +346,7 @@ func playable(d *model.Design) error {
 	if d.Reenter != model.ReenterNone {
 		return fmt.Errorf("design %s: nested acquires (reenter=%s) are not played for real yet; set reenter=none", d.Name(), d.Reenter)
 	}
-	if d.TimeoutTicks > 0 && !lostReleasePlayed(d) && !resendPlayed(d) {
+	if d.TimeoutTicks > 0 && !lostReleasePlayed(d) && !resendPlayed(d) && !abandonPlayed(d) {
 		return fmt.Errorf("design %s: resends after a timeout are not played for real yet (but a release to one Redis node lost on the way, lose=request, lose-at=release, or held past the timeout, delay-at=release); set timeout=0", d.Name())
 	}
 	if d.Jobs > 1 && d.Lock != model.LockRedis {
@@ -381,6 +388,15 @@ func lostReleasePlayed(d *model.Design) bool {
 func resendPlayed(d *model.Design) bool {
 	return d.Lock == model.LockRedis && d.Delays > 0 && d.DelayAt == model.PlaceRelease && d.Release != model.ReleaseGetDel &&
 		d.Losses == 0 && d.Abandon == model.AbandonNone
+}
+
+// abandonPlayed reports whether the design's abandoned acquires are played
+// for real: one Redis node (lock=redis, abandon=retry|fail,
+// delay-at=acquire, one job, no lost requests), whose acquire held past
+// the timeout waits in the gate of the client's proxy while its caller
+// gives up, and lands at its arrive step (client.abandonAcquire).
+func abandonPlayed(d *model.Design) bool {
+	return d.Lock == model.LockRedis && d.Abandon != model.AbandonNone && d.DelayAt == model.PlaceAcquire && d.Jobs == 1 && d.Losses == 0
 }
 
 // touchesKey reports whether a step can change the lock key (the others

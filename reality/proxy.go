@@ -2,7 +2,9 @@ package reality
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -60,6 +62,11 @@ type proxy struct {
 	// a pause's hold: a Redlock node not yet asked (world_redlock.go,
 	// redlockUser)
 	gated bool
+	// halfClose: a client that closes its connection closes only the
+	// upstream's write side, so the reply to a request it left behind
+	// (let through after the close: an abandoned acquire's) still comes
+	// back to the proxy
+	halfClose bool
 	// h2: an HTTP/2 (gRPC: etcd) proxy, frame by frame (h2hold.go): a
 	// hold of replies holds the reply of the first request of method
 	// holdPath (heldStream on heldConn), not the connection's
@@ -149,7 +156,12 @@ func (p *proxy) accept() {
 // (reply: src is the server, and a hold of replies only holds it too).
 func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 	defer p.wg.Done()
-	defer p.closePair(dst, src)
+	half := false // the client closed: the upstream keeps its read side (halfClose)
+	defer func() {
+		if !half {
+			p.closePair(dst, src)
+		}
+	}()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
@@ -229,6 +241,12 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 			}
 		}
 		if err != nil { // EOF or a closed connection: close both sides
+			p.mu.Lock()
+			hc := p.halfClose && !reply && !p.done
+			p.mu.Unlock()
+			if tc, ok := dst.(*net.TCPConn); ok && hc && errors.Is(err, io.EOF) {
+				half = tc.CloseWrite() == nil // the reply's pipe closes both once the server has answered
+			}
 			return
 		}
 	}
@@ -533,6 +551,20 @@ func (h *netHold) holds(key string) bool {
 	defer p.mu.Unlock()
 	return p.held
 }
+
+// halfCloseOn makes key's proxy keep the upstream's read side open when
+// the client closes (proxy.halfClose).
+func (h *netHold) halfCloseOn(key string) {
+	if p, ok := h.proxies[key]; ok {
+		p.mu.Lock()
+		p.halfClose = true
+		p.mu.Unlock()
+	}
+}
+
+// abandonProxyKey names the proxy of a client's acquires that their caller
+// abandons (abandon=retry|fail), whose gate holds the request.
+func abandonProxyKey(upstream string) string { return "abandon@" + upstream }
 
 // sidecarProxyKey names the proxy of a client's sidecar renewer to the
 // lock's server (watchdog=sidecar): a process of its own beside the

@@ -363,7 +363,8 @@ func realSide(d *model.Design, p *Play) Side {
 		// a ZooKeeper node lives with its session, which a crashed
 		// holder's ends: it is not there for ever
 		sessionEnds := d.Lock == model.LockZooKeeper && ob.After >= 0 && ob.Crashed&(1<<ob.After) != 0
-		if live != 0 && ((ob.After >= 0 && (ob.AfterPTTL == -1 || ob.Kept) && live&(1<<ob.After) == 0 && !sessionEnds) ||
+		gone := ob.After >= 0 && (live&(1<<ob.After) == 0 || ob.Forgot&(1<<ob.After) != 0) // finished, crashed, or does not know it holds it
+		if live != 0 && ((ob.After >= 0 && (ob.AfterPTTL == -1 || ob.Kept) && gone && !sessionEnds) ||
 			(d.Wait == model.WaitNotify && ob.After == HolderNone && ob.Waiting&live == live)) {
 			show("progress", ob.Seq)
 		}

@@ -196,6 +196,15 @@ type keyLock struct {
 	sideNet *netHold
 	// processValue: planted bug: one value for all its jobs
 	processValue bool
+	// late is the connection of an acquire its caller abandons
+	// (abandon=retry|fail), through a proxy of its own (lateUp in
+	// lateNet) whose gate holds the request until it lands; nil when the
+	// design abandons none
+	late    *redis.Client
+	lateUp  string
+	lateNet *netHold
+	// leakAbandoned: planted bug: the abandoned acquire is not held
+	leakAbandoned bool
 }
 
 // crashed: a user's client dies with its process (userCrashed); the
@@ -248,6 +257,21 @@ func newKeyLock(ctx context.Context, d *model.Design, opts *Options, sc storageS
 	}
 	if d.Wait == model.WaitNotify {
 		l.sub = redis.NewClient(lockOptions(d, lockVia, opts.LockDB)).Subscribe(context.Background())
+	}
+	if d.Abandon != model.AbandonNone {
+		l.lateUp, l.lateNet, l.leakAbandoned = abandonProxyKey(lockAddr), h, opts.plant.leakAbandoned
+		addr, err := h.viaKey(l.lateUp, lockAddr)
+		if err != nil {
+			l.close()
+			return nil, err
+		}
+		h.halfCloseOn(l.lateUp) // go-redis closes the abandoned call's connection: the reply must still come back
+		o := lockOptions(d, addr, opts.LockDB)
+		// its caller's deadline ends the call (go-redis reads the reply
+		// under the context's deadline); no idle connection is dialled
+		// behind it, whose handshake the gate would hold too
+		o.ContextTimeoutEnabled, o.MinIdleConns = true, 0
+		l.late = redis.NewClient(o)
 	}
 	if d.Watchdog == model.WatchdogSidecar {
 		if err := l.sidecar(d, opts, h, lockAddr); err != nil {
@@ -317,6 +341,11 @@ func (l *keyLock) connect(ctx context.Context) error {
 			return fmt.Errorf("client %s's sidecar: PING: %v", model.ClientName(l.i), err)
 		}
 	}
+	if l.late != nil { // connected before the clock: its handshake is not held with the request
+		if err := l.late.Ping(ctx).Err(); err != nil {
+			return fmt.Errorf("client %s: PING: %v", model.ClientName(l.i), err)
+		}
+	}
 	if err := l.connectStore(ctx, l.i); err != nil {
 		return err
 	}
@@ -347,6 +376,9 @@ func (l *keyLock) close() {
 	l.store.Close()
 	if l.side != nil {
 		l.side.Close()
+	}
+	if l.late != nil {
+		l.late.Close()
 	}
 	if l.sub != nil {
 		l.sub.Close()
@@ -411,40 +443,43 @@ func wonReply(d *model.Design, won bool, tok int, ob *Obs) model.Reply {
 
 // setNX sends the design's SET NX (with its token when the design takes it
 // in the same step). It reports whether the client won, and the token.
-func (l *keyLock) setNX(ctx context.Context) (bool, int, error) {
+func (l *keyLock) setNX(ctx context.Context) (bool, int, error) { return l.setNXOn(ctx, l.acq) }
+
+// setNXOn is setNX over connection conn.
+func (l *keyLock) setNXOn(ctx context.Context, conn acqCmds) (bool, int, error) {
 	d := l.d
 	fenced := d.Fence != model.FenceNone
 	keys := []string{LockKey, FenceKey}
 	switch {
 	case d.Bug == model.BugSetWithoutNX && d.Acquire == model.AcquireSetExpire && fenced:
-		n, err := setNoNXIncrScript.Run(ctx, l.acq, keys, l.value).Int64()
+		n, err := setNoNXIncrScript.Run(ctx, conn, keys, l.value).Int64()
 		return scriptWon(d, n, err, "SET (no NX) + INCR script")
 	case d.Bug == model.BugSetWithoutNX && d.Acquire == model.AcquireScript && fenced:
-		n, err := acquireNoNXScript.Run(ctx, l.acq, keys, l.value, l.px.Milliseconds()).Int64()
+		n, err := acquireNoNXScript.Run(ctx, conn, keys, l.value, l.px.Milliseconds()).Int64()
 		return scriptWon(d, n, err, "SET (no NX) PX + INCR script")
 	case d.Bug == model.BugSetWithoutNX:
 		ttl := l.px
 		if d.Acquire == model.AcquireSetExpire {
 			ttl = 0
 		}
-		if err := l.acq.Set(ctx, LockKey, l.value, ttl).Err(); err != nil {
+		if err := conn.Set(ctx, LockKey, l.value, ttl).Err(); err != nil {
 			return false, 0, lockErr(d, err, "SET "+LockKey+" (no NX)")
 		}
 		return true, 0, nil
 	case d.Acquire == model.AcquireSetExpire && fenced:
-		n, err := setNXIncrScript.Run(ctx, l.acq, keys, l.value).Int64()
+		n, err := setNXIncrScript.Run(ctx, conn, keys, l.value).Int64()
 		return scriptWon(d, n, err, "SET NX + INCR script")
 	case d.Acquire == model.AcquireSetExpire:
-		ok, err := l.acq.SetNX(ctx, LockKey, l.value, 0).Result()
+		ok, err := conn.SetNX(ctx, LockKey, l.value, 0).Result()
 		if err != nil {
 			return false, 0, lockErr(d, err, "SET "+LockKey+" NX")
 		}
 		return ok, 0, nil
 	case d.Acquire == model.AcquireScript && fenced:
-		n, err := acquireScript.Run(ctx, l.acq, keys, l.value, l.px.Milliseconds()).Int64()
+		n, err := acquireScript.Run(ctx, conn, keys, l.value, l.px.Milliseconds()).Int64()
 		return scriptWon(d, n, err, "SET NX PX + INCR script")
 	default:
-		ok, err := l.acq.SetNX(ctx, LockKey, l.value, l.px).Result()
+		ok, err := conn.SetNX(ctx, LockKey, l.value, l.px).Result()
 		if err != nil {
 			return false, 0, lockErr(d, err, "SET "+LockKey+" NX PX")
 		}
@@ -538,6 +573,50 @@ func (l *keyLock) release(ctx context.Context, c *client, k model.ActionKind, ob
 		r.Own = 1
 	}
 	return r, nil
+}
+
+// abandonAcquire sends the client's acquire into the gate of its own
+// proxy, which holds the request (abandon=retry|fail; model:
+// fault_network.go, abandon): the server sees nothing yet. The call runs
+// under its caller's deadline (deadline): go-redis then returns the
+// context's error and closes the connection, while the command it wrote
+// waits in the proxy. done gets the call's answer.
+func (l *keyLock) abandonAcquire(ctx context.Context, deadline time.Time) (<-chan error, error) {
+	if l.late == nil {
+		return nil, fmt.Errorf("client %s: no connection for an abandoned acquire", model.ClientName(l.i))
+	}
+	if !l.leakAbandoned {
+		if err := l.lateNet.gate(l.lateUp, true); err != nil {
+			return nil, err
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		dctx, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
+		_, _, err := l.setNXOn(dctx, l.late)
+		done <- err
+	}()
+	return done, nil
+}
+
+// landAbandoned lets the held acquire through to the server and waits
+// until it is applied (its reply comes back to the proxy, which keeps
+// it: its caller has gone); within wait, or an error.
+func (l *keyLock) landAbandoned(wait time.Duration) error {
+	if err := l.lateNet.holdReplies(l.lateUp); err != nil {
+		return err
+	}
+	defer l.lateNet.resumeReplies()
+	if err := l.lateNet.gate(l.lateUp, false); err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if !l.lateNet.replyHeld(l.lateUp, wctx.Done()) {
+		return fmt.Errorf("client %s: its abandoned acquire got no reply from the server within %v", model.ClientName(l.i), wait)
+	}
+	return nil
 }
 
 // lockValue is the value a release sent now carries (the current job's).
