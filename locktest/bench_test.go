@@ -17,7 +17,8 @@ import (
 // longer tick (void/op).
 //
 //	go test -run '^$' -bench 'Schedules/parallel' -benchtime 64x -count 3 ./locktest
-//	go test -run '^$' -bench 'Schedules/etcd' -benchtime 16x ./locktest
+//	go test -run '^$' -bench 'Schedules/etcd,' -benchtime 16x ./locktest
+//	go test -run '^$' -bench 'Schedules/etcd-mutex' -benchtime 16x ./locktest
 //	go test -run '^$' -bench 'Schedules/postgres' -benchtime 32x ./locktest
 //	go test -run '^$' -bench 'Schedules/zookeeper' -benchtime 16x ./locktest
 //	go test -run '^$' -bench 'Schedules/redlock' -benchtime 32x ./locktest
@@ -36,6 +37,17 @@ func BenchmarkSchedules(b *testing.B) {
 	for _, par := range []int{1, 8, 16} {
 		b.Run(fmt.Sprintf("etcd,parallel=%d", par), func(b *testing.B) {
 			cfg := locktest.Config{Service: locktest.Etcd, Parallel: par, New: newEtcdLock}
+			void := locktest.PlayRandom(b, cfg, b.N)
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "schedules/s")
+			b.ReportMetric(float64(void)/float64(b.N), "void/op")
+		})
+	}
+	// etcd's queued Mutex: an embedded member per schedule at once, 2s
+	// ticks, concurrency.Mutex (example_etcd_mutex_test.go) on a 3-tick
+	// session; two clients, as its tests play it
+	for _, par := range []int{1, 8, 16} {
+		b.Run(fmt.Sprintf("etcd-mutex,parallel=%d", par), func(b *testing.B) {
+			cfg := locktest.Config{Service: locktest.EtcdMutex, Clients: 2, Parallel: par, New: newEtcdMutex("")}
 			void := locktest.PlayRandom(b, cfg, b.N)
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "schedules/s")
 			b.ReportMetric(float64(void)/float64(b.N), "void/op")

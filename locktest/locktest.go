@@ -6,7 +6,7 @@
 // instance per simulated client process. Run then:
 //
 //  1. starts a redis-server of its own on 127.0.0.1 (stopped when the test
-//     ends), and with Service Etcd an embedded etcd member (with Service
+//     ends), and with Service Etcd or EtcdMutex an embedded etcd member (with Service
 //     Postgres a PostgreSQL server, with Service ZooKeeper a standalone
 //     ZooKeeper) for each schedule played at once (with Pooled, a
 //     PgBouncer in front of the PostgreSQL for each schedule), with
@@ -113,7 +113,9 @@ type Validator interface {
 // Owns reports whether v is a value this instance wrote, so that the
 // observer can tell whose key it sees. It is called from the observer's
 // goroutine while your client's calls run: make it safe for that, quick,
-// and free of requests.
+// and free of requests. With EtcdMutex, v is the name of a key under
+// Target.Key (etcd's Mutex puts an empty value): report whether it is
+// your session's, Target.Key + "/" + the lease in hex (Mutex.Key).
 type Owner interface {
 	Owns(v string) bool
 }
@@ -201,6 +203,22 @@ const (
 	// crash a client and hold a write in the network (node crashes are
 	// not played).
 	Redlock
+	// EtcdMutex is one etcd member (embedded, started by Run on loopback,
+	// one for each schedule played at once) and a queue of sessions in
+	// it, as etcd's concurrency.Mutex keeps it: your client
+	// makes a Session on Target.Addr with the lease TTL Target.TTL (5s,
+	// concurrency.WithTTL) and puts its key under the prefix Target.Key
+	// (concurrency.NewMutex(s, Target.Key)); the first key by create
+	// revision holds the lock. Acquire may block until its key is the
+	// first, as Mutex.Lock does; a Lock that answers ErrSessionExpired
+	// (its lease ran out while it waited) must return false, with a new
+	// Session for the next Acquire. Release must report whether its key
+	// was still there (Mutex.Unlock deletes by name and says nothing).
+	// Tell the observer your key (an Owner: Owns of the key's name) or
+	// put Target.Value in it. No fencing, no renewal of your own (the
+	// Session keeps its lease alive); the schedules pause, slow the job
+	// and crash a client, on 2s ticks.
+	EtcdMutex
 )
 
 // Storage is what your job does with the counter it protects.
@@ -516,6 +534,8 @@ func (cfg Config) design(faults bool) string {
 		if faults {
 			s += ",slow=1,crashes=1"
 		}
+	case cfg.Service == EtcdMutex:
+		s = etcdMutexDesign(faults)
 	case faults && cfg.LoseReleases:
 		s += ",slow=1,crashes=1"
 	case faults:
@@ -630,7 +650,7 @@ func playAll(t testing.TB, cfg Config, scheds []Schedule) (voidRuns int) {
 	var locks []string
 	var lockWords string
 	switch cfg.Service {
-	case Etcd:
+	case Etcd, EtcdMutex:
 		locks, err = startEtcd(t, par)
 		lockWords = "embedded etcd members"
 	case Postgres:
@@ -796,7 +816,7 @@ func (cfg Config) maker() reality.UserMaker {
 		if _, ok := l.(Validator); cfg.CheckValidity && !ok {
 			return nil, fmt.Errorf("Config.CheckValidity is set but the Lock (%T) has no Validity method (implement locktest.Validator)", l)
 		}
-		return &adapter{l: l, timeout: cfg.callTimeout(), blocking: cfg.Service == ZooKeeper || cfg.Service == Redlock}, nil
+		return &adapter{l: l, timeout: cfg.callTimeout(), blocking: cfg.Service == ZooKeeper || cfg.Service == Redlock || cfg.Service == EtcdMutex}, nil
 	}
 }
 
@@ -811,7 +831,7 @@ func (cfg Config) parallel() int {
 	switch {
 	case cfg.Parallel != 0:
 		return cfg.Parallel
-	case cfg.Service == Etcd:
+	case cfg.Service == Etcd || cfg.Service == EtcdMutex:
 		return defaultEtcd
 	case cfg.Service == Postgres:
 		return defaultPostgres
@@ -857,8 +877,8 @@ func (cfg Config) seed() uint64 {
 
 func (cfg Config) check() error {
 	switch {
-	case cfg.Service < Redis || cfg.Service > Redlock:
-		return fmt.Errorf("Config.Service %d: want locktest.Redis, locktest.Etcd, locktest.Postgres, locktest.Replica, locktest.ZooKeeper or locktest.Redlock", cfg.Service)
+	case cfg.Service < Redis || cfg.Service > EtcdMutex:
+		return fmt.Errorf("Config.Service %d: want locktest.Redis, locktest.Etcd, locktest.Postgres, locktest.Replica, locktest.ZooKeeper, locktest.Redlock or locktest.EtcdMutex", cfg.Service)
 	case cfg.Service != Redis && cfg.ForgetFailedRelease:
 		return errors.New("Config.ForgetFailedRelease is for locktest.Redis (a release is lost on one Redis node only); want it unset")
 	case cfg.Service == Redlock && cfg.Clients == 3:
@@ -928,7 +948,7 @@ func (cfg Config) check() error {
 	case cfg.Tick != 0 && reality.CheckTick(cfg.Tick) != nil:
 		return fmt.Errorf("Config.Tick: %v", reality.CheckTick(cfg.Tick))
 	}
-	return nil
+	return cfg.checkEtcdMutex()
 }
 
 // Schedules is what Run plays for cfg: the shortest counterexample of
@@ -1009,6 +1029,11 @@ func Schedules(cfg Config) ([]Schedule, error) {
 			}
 		}
 	}
+	em, err := cfg.etcdMutexSchedules(from[0].d, &full) // EtcdMutex: and the shortest run of a waiter locking again
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, em...)
 	n := cfg.Schedules
 	if n == 0 {
 		n = 10
@@ -1127,11 +1152,13 @@ func randomSchedule(d *model.Design, seed, k uint64) []model.Action {
 	}
 }
 
-// sessionRace reports whether trace pauses a ZooKeeper client for
-// exactly its session's ticks (reality.SessionRace): such a schedule is
-// not played.
+// sessionRace reports whether trace pauses a client of a session lock
+// (ZooKeeper, etcd's Mutex) for exactly its session's ticks
+// (reality.SessionRace), or a waiter of etcd's Mutex past its session
+// once its key is the first (reality.QueueRace): such a schedule is not
+// played.
 func sessionRace(d *model.Design, trace []model.Action) bool {
-	return d.Lock == model.LockZooKeeper && slices.ContainsFunc(trace, func(a model.Action) bool { return reality.SessionRace(d, a) })
+	return slices.ContainsFunc(trace, func(a model.Action) bool { return reality.SessionRace(d, a) }) || reality.QueueRace(d, trace)
 }
 
 // replayCommand is the one line that plays sc alone again.
@@ -1276,7 +1303,7 @@ const redlockNodes = 5
 // server is a slot's server of the lock at addr, for cfg's service.
 func (cfg Config) server(addr string) server {
 	switch cfg.Service {
-	case Etcd:
+	case Etcd, EtcdMutex:
 		return server{etcd: addr}
 	case Postgres:
 		return server{postgres: addr}
@@ -1346,7 +1373,9 @@ func play(srv *reality.Server, at server, lockDB, storeDB int, sc Schedule, cfg 
 			return c, nil
 		}
 		void.Add(1)
-		tick *= 2
+		if sc.d.Lock != model.LockEtcdMutex { // its sessions' keep-alives fit 2s ticks only: played again on them
+			tick *= 2
+		}
 	}
 }
 
