@@ -3,6 +3,7 @@ package locktest_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -45,7 +46,10 @@ func TestMyLock(t *testing.T) {
 			// restart schedules) fails at once, within its tick, instead
 			// of retrying for a second (the run would be void, and played
 			// again with longer ticks)
-			rc := redis.NewClient(&redis.Options{Addr: t.Addr, DB: t.DB, MaxRetries: -1, DialerRetries: 1})
+			// a read timeout that outlasts a reply locktest holds: up to
+			// 12 ticks × Config.Tick, 1.2 s (2.4 s in a void run played
+			// again); go-redis's default was 3 s before v9.22
+			rc := redis.NewClient(&redis.Options{Addr: t.Addr, DB: t.DB, MaxRetries: -1, DialerRetries: 1, ReadTimeout: 5 * time.Second})
 			// connect now, before the schedule's clock starts
 			return &myLock{rc: rc, t: t}, rc.Ping(ctx).Err()
 		},

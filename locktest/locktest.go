@@ -322,7 +322,16 @@ type Config struct {
 	Seed uint64
 	// Tick is one model tick in real time (0: 100ms, reality's default:
 	// every request of a tick must be answered within its first half;
-	// etcd: 2s, and a multiple of it).
+	// etcd: 2s, and a multiple of it). A run whose timing the machine
+	// could not keep is void and played again with the tick doubled; a
+	// schedule that holds an acquire's reply (the reply swarm: up to 12
+	// ticks, 1.2 s at 100ms) is played again at a longer tick only while
+	// its hold stays within 2.4 s (or 12 ticks × Tick, if longer). Your
+	// client's read timeout (go-redis: Options.ReadTimeout) must outlast
+	// 12 ticks × Tick: a held Acquire that gives up waiting sooner fails
+	// the run with a message naming the hold; one that waited out the
+	// hold at Tick and gave up at a longer tick is a void run, played
+	// again at the tick before.
 	Tick time.Duration
 	// Parallel is how many schedules play at once, each on a pair of
 	// databases of its own, eight pairs to a redis-server (0: 16; 1: one
@@ -333,7 +342,8 @@ type Config struct {
 	Parallel int
 	// CallTimeout bounds each call of your Lock and of New (0: 5s): a
 	// call that has not returned by then fails the run, naming the call
-	// and the schedule's step. Its context ends then too.
+	// and the schedule's step. Its context ends then too. An Acquire whose
+	// reply Run holds has the hold on top.
 	CallTimeout time.Duration
 	// ServerBinary is the redis-server program to start ("": redis-server
 	// on PATH).
@@ -422,12 +432,24 @@ type swarm struct {
 //     job sends it again after the timeout (Config.LoseReleases plays the
 //     same loss among Design's faults).
 var swarms = []swarm{
-	{"reply", ",pauses=0,delay-at=acquire,delays=1,max-delay=12", &wonLate},
+	{"reply", ",pauses=0,delay-at=acquire,delays=1,max-delay=" + strconv.Itoa(replyHoldTicks), &wonLate},
 	{"restart", ",pauses=0,node-crashes=1,restart=3", &releaseDown},
 	{"partition", ",pauses=0,partitions=1,partition-ticks=3", &releaseCut},
 	{"unanswered", ",pauses=0,losses=1,lose=reply,lose-at=release,timeout=3", &resentOnOther},
 	{"dropped", ",pauses=0,losses=1,lose=request,lose-at=release,timeout=3", &releaseResent},
 }
+
+// replyHoldTicks is the reply swarm's longest hold of an acquire's reply
+// (max-delay): 1.2 s at the default tick. A client's read timeout must
+// outlast it.
+const replyHoldTicks = 12
+
+// maxHold bounds the hold of a reply in a void run played again: the tick
+// of a schedule that holds a reply is doubled only while its longest hold
+// stays within maxHold (or within its hold at Config.Tick, if longer), so
+// that a client whose read timeout is 3 s (go-redis's default before
+// v9.22; 5 s since) still sees its reply, with room for a loaded machine.
+const maxHold = 2400 * time.Millisecond
 
 // resentOnOther is a behaviour of the unanswered swarm: a release sent
 // again after its reply was lost (the first was applied) finds another
@@ -773,7 +795,7 @@ func playAll(t testing.TB, cfg Config, scheds []Schedule) (voidRuns int) {
 			designs += " and " + s.Design + " (" + s.Tag + ")"
 		}
 	}
-	t.Logf("locktest: %d of %d schedules of design %s (seed %d) played on %s, %d at once, in %.1f s (%.1f a second; %d void runs played again with a longer tick); %d part from the model",
+	t.Logf("locktest: %d of %d schedules of design %s (seed %d) played on %s, %d at once, in %.1f s (%.1f a second; %d void runs played again); %d part from the model",
 		played, len(scheds), designs, cfg.seed(), strings.Join(addrs, ", "), par, took.Seconds(), float64(played)/took.Seconds(), void.Load(), parted)
 	return int(void.Load())
 }
@@ -1351,6 +1373,10 @@ func play(srv *reality.Server, at server, lockDB, storeDB int, sc Schedule, cfg 
 	if sc.d.NodeCrashes > 0 && sc.d.Lock == model.LockRedis {
 		node, where = at.node, "lock node redis-server on "+at.node.Addr()+", storage on "+where
 	}
+	// a schedule that holds a reply: its tick is doubled only while its
+	// longest hold stays within limit
+	base, hold := tick, time.Duration(longestHold(sc))
+	limit := max(maxHold, hold*base)
 	for attempt := 1; ; attempt++ {
 		// a run's budget: its ticks, with room to spare
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second+time.Duration(2*len(sc.trace))*tick)
@@ -1363,7 +1389,28 @@ func play(srv *reality.Server, at server, lockDB, storeDB int, sc Schedule, cfg 
 		c, err := reality.Reproduce(ctx, in, where,
 			reality.Options{Addr: srv.Addr(), Etcd: etcd, Postgres: at.postgres, ZooKeeper: at.zookeeper, Nodes: at.nodes, Lock: node, LockDB: lockDB, StoreDB: storeDB, Tick: tick, Client: reality.ClientUser, User: maker, UserKey: cfg.Key})
 		cancel()
+		var he *reality.HeldError
+		if errors.As(err, &he) && he.Timeout() {
+			asked := time.Duration(he.Ticks) * base
+			if tick == base || he.Took < asked { // it would give up at Config.Tick too
+				return nil, fmt.Errorf("%w: your client's read timeout (go-redis: Options.ReadTimeout) must outlast the longest hold of a reply, %d ticks × Config.Tick %v = %.1f s (this schedule's: %d ticks, %.1f s): raise it, or lower Config.Tick",
+					err, replyHoldTicks, base, (replyHoldTicks * base).Seconds(), he.Ticks, asked.Seconds())
+			}
+			// it waited out the hold at Config.Tick: the doubled tick, not
+			// the schedule, made the hold outlast it. Void, and played
+			// again at the tick before, not doubled again.
+			if attempt == runs {
+				return nil, fmt.Errorf("%d void runs in a row, the last at a %v tick, where your client gave up waiting for a held reply that it waits out at Config.Tick %v: the machine is too loaded to keep the schedule's timing (%v)", runs, tick, base, err)
+			}
+			void.Add(1)
+			tick /= 2
+			limit = hold * tick
+			continue
+		}
 		if err != nil {
+			if tick != base {
+				return nil, fmt.Errorf("%w (at a %v tick, after %d void runs; Config.Tick is %v)", err, tick, attempt-1, base)
+			}
 			return nil, err
 		}
 		if !c.Late || attempt == runs {
@@ -1373,10 +1420,25 @@ func play(srv *reality.Server, at server, lockDB, storeDB int, sc Schedule, cfg 
 			return c, nil
 		}
 		void.Add(1)
-		if sc.d.Lock != model.LockEtcdMutex { // its sessions' keep-alives fit 2s ticks only: played again on them
+		if sc.d.Lock != model.LockEtcdMutex && hold*tick*2 <= limit { // etcd-mutex: its sessions' keep-alives fit 2s ticks only: played again on them
 			tick *= 2
 		}
 	}
+}
+
+// longestHold is the longest hold of an acquire's reply in sc, in ticks
+// (0: none).
+func longestHold(sc Schedule) int {
+	n := 0
+	if sc.d.DelayAt != model.PlaceAcquire && sc.d.DelayAt != model.PlaceAny {
+		return 0
+	}
+	for _, a := range sc.trace {
+		if a.Kind == model.ActDelay {
+			n = max(n, int(a.Arg))
+		}
+	}
+	return n
 }
 
 // adapter is a Lock as reality calls it: each call's answer in the
@@ -1401,7 +1463,7 @@ func (a *adapter) Acquire(ctx context.Context) (won bool, told string, err error
 	if a.blocking {
 		timeout = blockingTimeout
 	}
-	won, err = guarded(ctx, "Acquire", timeout, a.l.Acquire)
+	won, err = guarded(ctx, "Acquire", timeout+reality.HeldFor(ctx), a.l.Acquire)
 	return won, fmt.Sprintf("Acquire → %v, %v", won, errWord(err)), err
 }
 

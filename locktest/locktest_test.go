@@ -39,7 +39,9 @@ var (
 
 func newLock(bug string) func(ctx context.Context, t locktest.Target) (locktest.Lock, error) {
 	return func(ctx context.Context, t locktest.Target) (locktest.Lock, error) {
-		rc := redis.NewClient(&redis.Options{Addr: t.Addr, DB: t.DB, MaxRetries: -1, PoolSize: 1, DialerRetries: 1})
+		// its read timeout outlasts a held reply: 12 ticks × Tick, 1.2 s
+		// (2.4 s in a void run played again)
+		rc := redis.NewClient(&redis.Options{Addr: t.Addr, DB: t.DB, MaxRetries: -1, PoolSize: 1, DialerRetries: 1, ReadTimeout: 5 * time.Second})
 		// connected before the schedule's clock starts: its first call
 		// does not dial
 		if err := rc.Ping(ctx).Err(); err != nil {

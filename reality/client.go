@@ -52,6 +52,7 @@ type client struct {
 	// sent at tick heldAt, answered on held once the reply is let through
 	held   chan heldReply
 	heldAt uint8
+	heldP  uint8 // the hold's ticks
 	// orphan: watchdog=sidecar, the worker crashed holding the lock and
 	// nobody told its sidecar, which goes on renewing the key at its beat
 	// (the next at tick orphanDue); sidecarDies: planted bug: the sidecar
@@ -110,9 +111,10 @@ func (c *client) sidecarUp() string {
 
 // heldReply is the answer to an acquire whose reply was held.
 type heldReply struct {
-	r   model.Reply
-	ob  Obs
-	err error
+	r    model.Reply
+	ob   Obs
+	err  error
+	took time.Duration // from the call to its return
 }
 
 // replyHolder is a lock whose acquire's reply the client's proxy can hold:
@@ -524,11 +526,14 @@ func (c *client) holdAcquire(ctx context.Context, ob *Obs, now, p uint8) error {
 	}
 	ob.Held = model.ActAcquire
 	c.since = time.Now()
-	c.held, c.heldAt = make(chan heldReply, 1), now
+	c.held, c.heldAt, c.heldP = make(chan heldReply, 1), now, p
+	held := context.WithValue(ctx, heldKey{}, time.Duration(p)*c.clk.tick)
 	go func(ch chan<- heldReply) {
 		var h heldReply
 		h.ob.Action, h.ob.Took = ob.Action, model.ActAcquire
-		h.r, h.err = c.lk.acquire(ctx, c, &h.ob)
+		sent := time.Now()
+		h.r, h.err = c.lk.acquire(held, c, &h.ob)
+		h.took = time.Since(sent)
 		ch <- h
 	}(c.held)
 	wait, cancel := context.WithTimeout(ctx, c.clk.tick)
@@ -777,7 +782,7 @@ func (c *client) arriveAcquire(ctx context.Context, ob *Obs, now uint8) error {
 	}
 	c.held = nil
 	if h.err != nil {
-		return h.err
+		return &HeldError{Call: "Acquire", Client: c.i, Ticks: int(c.heldP), Tick: c.clk.tick, Took: h.took, Err: h.err}
 	}
 	ob.Told, ob.Result = h.ob.Told, h.r.Result
 	c.m.Flags &^= model.FlagInFlight | model.FlagReply

@@ -346,7 +346,7 @@ func (k *conductor) clientStep(ctx context.Context, seq int, a model.Action, ord
 		return Obs{}, fmt.Errorf("step %d (%s at t=%d): no reply within the run budget", seq, a, now)
 	}
 	if r.err != nil {
-		return Obs{}, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, now, r.err)
+		return Obs{}, fmt.Errorf("step %d (%s at t=%d): %w", seq, a, now, r.err)
 	}
 	ob := r.obs
 	ob.Start = sent

@@ -100,7 +100,7 @@ type userAPI struct {
 
 // failed is a call's error: a downError while the lock's server is down.
 func (a userAPI) failed(call string, err error) error {
-	err = fmt.Errorf("your lock's %s: %v", call, err)
+	err = fmt.Errorf("your lock's %s: %w", call, err)
 	if a.down != nil && a.down() {
 		return &downError{err}
 	}
