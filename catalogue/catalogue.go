@@ -86,6 +86,9 @@ var Entries = []Entry{
 	{"etcd-mutex/del/none/plain,session-check=none,pause-at=acquire", "a waiter whose session expired in the queue takes the lock without the Get: two holders"},
 	{"etcd-mutex/del/none/plain,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "Unlock deletes by name: a late copy deletes the same session's next lock"},
 	{"etcd-mutex/cad/none/plain,delay-at=release,clients=2,jobs=2,pauses=0,delays=1,timeout=3", "a delete fenced on the create revision leaves the next lock alone"},
+	// etcd's reader-writer lock (recipe.RWMutex): A reads, B and C write
+	{"etcd-mutex/del/none/plain,pause-at=acquire,readers=1", "RWMutex with the Get of its own key: a waiter whose session expired locks again"},
+	{"etcd-mutex/del/none/plain,session-check=none,pause-at=acquire,readers=1", "RWMutex as it is (no Get, etcd issue 16221): a waiter whose session expired in the queue goes on without a key"},
 	// Kubernetes Lease leader election (client-go's leaderelection)
 	{"lease/cad/none/plain,renew=2", "Kubernetes Lease: a pause outlives the lease by another candidate's clock; the cancelled leader's worker writes on"},
 	{"lease/cad/rw/max-token,renew=2", "leaseTransitions as fencing token"},
