@@ -56,6 +56,12 @@ func modelView(d *model.Design, st *model.StepRecord) view {
 	if st.Action.Kind == model.ActTick {
 		v.Result, v.Value, v.Token = model.ResNone, 0, 0
 	}
+	switch st.Action.Kind { // what the storage's replica has after the step, or the promoted one
+	case model.ActStorageSync:
+		v.Value, v.Token = int(st.After.StoreCopy.Counter), int(st.After.StoreCopy.MaxTok)
+	case model.ActStorageFailover:
+		v.Value, v.Token = int(st.After.Store.Counter), int(st.After.Store.MaxTok)
+	}
 	v.NoExpiry = v.After >= 0 && st.After.Nodes[0].Exp == 0
 	if d.Lock == model.LockEtcdMutex { // the keys live by their sessions' leases, never without expiry
 		v.NoExpiry = false
@@ -149,6 +155,10 @@ func describe(d *model.Design, v view) string {
 		return fmt.Sprintf("write %d%s held in the network", v.Value, tok(v.Token))
 	case model.ActPause, model.ActSlow, model.ActCrash:
 		return "(fault, no request)"
+	case model.ActStorageSync:
+		return fmt.Sprintf("storage replica caught up: counter %d, highest token %d", v.Value, v.Token)
+	case model.ActStorageFailover:
+		return fmt.Sprintf("storage primary killed, replica promoted: counter %d, highest token %d", v.Value, v.Token)
 	case model.ActLose:
 		if d.Lose == model.LoseReply {
 			done := "nothing deleted"

@@ -121,6 +121,9 @@ type plant struct {
 	// leakAbandoned: an acquire its caller abandons is not held: it lands
 	// at once, and its caller hears the reply
 	leakAbandoned bool
+	// losslessFailover: a storage failover lets the storage's replica
+	// catch up first, so it loses nothing (storage_replica.go)
+	losslessFailover bool
 }
 
 // Obs is one step of the schedule as it happened on the real servers.
@@ -297,7 +300,9 @@ func window(d *model.Design, tick time.Duration) time.Duration {
 // replicate and failover steps (replica.go); Redlock on N nodes
 // (redlock.go); an etcd lease lock; ZooKeeper (zookeeper.go); a PostgreSQL
 // row lock (postgres.go); with the client faults (pause, slow, crash,
-// delay), and partitions from one Redis node (partitionPlayed). Clock
+// delay), partitions from one Redis node (partitionPlayed), and storage
+// failovers on a storage primary and replica of the run's own
+// (storage_replica.go; storage-loses=unsynced only). Clock
 // jumps, other partitions, lost replies and client clock jumps are not
 // played. Playable (playable.go) turns its refusal into a NotPlayable.
 func playable(d *model.Design) error {
@@ -325,12 +330,15 @@ func playable(d *model.Design) error {
 		}
 	}
 	for _, f := range model.Faults() { // the fault table says which faults are played
-		if f == model.FaultLoss && lostReleasePlayed(d) || f == model.FaultPartition && partitionPlayed(d) {
+		if f == model.FaultLoss && lostReleasePlayed(d) || f == model.FaultPartition && partitionPlayed(d) || f == model.FaultStorageFailover {
 			continue
 		}
 		if why := f.Unplayed(); why != "" && f.Budget(d) > 0 {
 			return fmt.Errorf("design %s: %s; set %s=0", d.Name(), why, f.Param())
 		}
+	}
+	if err := storageOK(d); err != nil {
+		return err
 	}
 	if d.Lock == model.LockReplica {
 		if err := replicaOK(d); err != nil {

@@ -78,4 +78,20 @@ func TestNotPlayableWords(t *testing.T) {
 	if err := Playable(&d); err != nil {
 		t.Fatal(err)
 	}
+	// a storage failover: a real primary and replica (storage_replica.go);
+	// the token check kept apart from the counter is not
+	d, err = model.ParseDesign("redis/cad/rw/max-token,storage-failovers=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Playable(&d); err != nil {
+		t.Fatal(err)
+	}
+	d, err = model.ParseDesign("redis/cad/rw/max-token,storage-failovers=1,storage-loses=fence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if np, ok := IsNotPlayable(Playable(&d)); !ok || !strings.HasSuffix(np.Because, "; set storage-loses=unsynced") || strings.Contains(np.Because, "\n") {
+		t.Fatalf("%v", np)
+	}
 }

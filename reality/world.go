@@ -2,7 +2,6 @@ package reality
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -119,19 +118,43 @@ type redisStorage struct {
 	lockAddr string        // the Redis holding lock:order-42 and lock:fence
 	admin    *redis.Client // lock database, for the reset
 	store    *redis.Client // storage database, for the reset and the final counter
+	copy     *storageCopy  // storage faults: the storage's primary and replica (storage_replica.go), or nil
 }
 
 // startStorage resets the lock's keys and the storage and loads the
 // scripts.
+// With storage faults the storage is a primary and a replica of the run's
+// own, equal when the clock starts.
 func (w *redisStorage) startStorage(ctx context.Context) error {
+	if storageReplicated(w.d) {
+		c, err := startStorageCopy(ctx, w.d, w.opts.StoreDB, w.opts.plant)
+		if err != nil {
+			return err
+		}
+		w.copy = c
+	}
 	w.admin = redis.NewClient(clientOptions(w.lockAddr, w.opts.LockDB))
-	w.store = redis.NewClient(clientOptions(w.opts.Addr, w.opts.StoreDB))
-	return setup(ctx, w.admin, w.store, w.d, w.sc, w.opts.lockKey())
+	w.store = redis.NewClient(clientOptions(w.storeAddr(), w.opts.StoreDB))
+	if err := setup(ctx, w.admin, w.store, w.d, w.sc, w.opts.lockKey()); err != nil {
+		return err
+	}
+	if w.copy != nil {
+		return w.copy.rs.catchUp(ctx, w.copy.rs.order)
+	}
+	return nil
 }
 
-func (w *redisStorage) storeAddr() string { return w.opts.Addr }
-func (w *redisStorage) nodes() int        { return 0 }
-func (w *redisStorage) tokenOffset() int  { return 0 }
+// storeAddr is the storage's address (with storage faults, its first
+// primary's: the clients' proxies keep that name after a failover).
+func (w *redisStorage) storeAddr() string {
+	if w.copy != nil {
+		return w.copy.key
+	}
+	return w.opts.Addr
+}
+
+func (w *redisStorage) nodes() int       { return 0 }
+func (w *redisStorage) tokenOffset() int { return 0 }
 
 func (w *redisStorage) crash(ctx context.Context, k int) error {
 	return fmt.Errorf("no lock node %d to crash", k+1)
@@ -142,11 +165,8 @@ func (w *redisStorage) restart(ctx context.Context, k int) error {
 }
 
 func (w *redisStorage) serviceStep(ctx context.Context, a model.Action, ob *Obs, retarget func(from, to string)) error {
-	return errNotPlayed
+	return w.storageStep(ctx, a, ob, retarget)
 }
-
-// errNotPlayed: the world has no such step.
-var errNotPlayed = errors.New("not played for real")
 
 func (w *redisStorage) counter(ctx context.Context) (int, error) {
 	v, err := w.store.Get(ctx, CounterKey).Result()
@@ -165,6 +185,9 @@ func (w *redisStorage) stopStorage() {
 		if c != nil {
 			c.Close()
 		}
+	}
+	if w.copy != nil {
+		w.copy.stop()
 	}
 }
 

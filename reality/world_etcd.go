@@ -82,7 +82,7 @@ func (w *etcdWorld) observer() looker { return w.obs }
 func (w *etcdWorld) tokenOffset() int { return int(w.offset) }
 
 func (w *etcdWorld) lock(ctx context.Context, i int, h *netHold) (realLock, error) {
-	st, err := newRedisStore(w.opts, w.sc, h, w.opts.Addr)
+	st, err := newRedisStore(w.opts, w.sc, h, w.storeAddr())
 	if err != nil {
 		return nil, err
 	}

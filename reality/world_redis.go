@@ -54,7 +54,7 @@ func (w *redisWorld) restart(ctx context.Context, k int) error {
 }
 
 func (w *redisWorld) lock(ctx context.Context, i int, h *netHold) (realLock, error) {
-	l, err := newKeyLock(ctx, w.d, w.opts, w.sc, i, h, w.lockAddr, w.opts.Addr)
+	l, err := newKeyLock(ctx, w.d, w.opts, w.sc, i, h, w.lockAddr, w.storeAddr())
 	if err != nil {
 		return nil, err
 	}

@@ -53,7 +53,7 @@ func (w *redlockWorld) restart(ctx context.Context, k int) error {
 }
 
 func (w *redlockWorld) lock(ctx context.Context, i int, h *netHold) (realLock, error) {
-	st, err := newRedisStore(w.opts, w.sc, h, w.opts.Addr)
+	st, err := newRedisStore(w.opts, w.sc, h, w.storeAddr())
 	if err != nil {
 		return nil, err
 	}

@@ -57,7 +57,7 @@ func (w *zkWorld) recipe() bool {
 }
 
 func (w *zkWorld) lock(ctx context.Context, i int, h *netHold) (realLock, error) {
-	st, err := newRedisStore(w.opts, w.sc, h, w.opts.Addr)
+	st, err := newRedisStore(w.opts, w.sc, h, w.storeAddr())
 	if err != nil {
 		return nil, err
 	}

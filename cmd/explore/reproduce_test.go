@@ -154,6 +154,21 @@ func TestReproduceTwoStepFence(t *testing.T) {
 	require.Regexp(t, `A apply +apply write 1 \(token 1\), unchecked → accepted ✗ +apply write 1 \(token 1\), unchecked → accepted ✗`, out)
 }
 
+// TestReproduceStorageFailover: a storage failover is judged for real (it
+// was "not judged", exit 3): the storage's replica, its link held, is
+// promoted without A's accepted write, which is lost on the real storage
+// too; storage-loses=fence stays not judged, with what to set.
+func TestReproduceStorageFailover(t *testing.T) {
+	needRedis(t)
+	code, out, errs := runReal(t, "../../counterexamples/redis-cad-rw-max-token_clients-2_storage-failovers-1--no-lost-update.txt")
+	require.Equal(t, exitOK, code, "%s\n%s", out, errs)
+	require.Contains(t, out, "verdict: reality agrees with the model: lost update on the real servers too: counter 0 after 1 accepted writes")
+	require.Regexp(t, `storage-failover +storage primary killed, replica promoted: counter 0, highest token 0 +storage primary killed, replica promoted: counter 0, highest token 0`, out)
+	code, _, errs = runReal(t, "../../counterexamples/redis-cad-rw-max-token_storage-loses-fence_pause-at-write_ttl-3_clients-2_horizon-16_max-pause-5_storage-failovers-1--no-lost-update.txt")
+	require.Equal(t, exitIncomplete, code, errs)
+	require.Contains(t, errs, "set storage-loses=unsynced")
+}
+
 func mustServer(t *testing.T) string {
 	bin, err := reality.FindServer()
 	require.NoError(t, err)
