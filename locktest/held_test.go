@@ -126,3 +126,39 @@ func TestHeldReplyOutlastsReadTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestHeldReleaseOutlastsReadTimeout: schedule release-late-held-release
+// holds A's release for 8 ticks (0.8 s at the 100ms tick), its request in
+// the client's proxy and so its reply. A client whose read timeout is
+// shorter gets one error naming its Release, the step, the hold and the
+// timeout to raise; one whose timeout outlasts it agrees with the model.
+func TestHeldReleaseOutlastsReadTimeout(t *testing.T) {
+	t.Setenv(locktest.EnvSchedule, "release-late-held-release")
+	for _, tc := range []struct {
+		rt   time.Duration
+		want string
+	}{
+		{300 * time.Millisecond, "schedule release-late-held-release: step 26 (A arrive at t=11): your lock's Release: read tcp"},
+		{5 * time.Second, ""},
+	} {
+		t.Run(tc.rt.String(), func(t *testing.T) {
+			m := &timed{rt: tc.rt}
+			r := &recorder{TB: t}
+			locktest.Run(r, locktest.Config{Storage: locktest.NoFencing, Clients: 2, New: m.New})
+			switch {
+			case tc.want == "" && len(r.errs) > 0:
+				t.Fatalf("want no error, got %q", r.errs)
+			case tc.want != "" && (len(r.errs) != 1 || !strings.Contains(r.errs[0], tc.want)):
+				t.Fatalf("want one error naming %q, got %q", tc.want, r.errs)
+			case tc.want != "":
+				for _, w := range []string{"i/o timeout (after 0.3 s, while the run held its reply for 8 ticks: 0.8 s at the 100ms tick)",
+					"must outlast the longest hold of a reply, 12 ticks × Config.Tick 100ms = 1.2 s (this schedule's: 8 ticks, 0.8 s)"} {
+					if !strings.Contains(r.errs[0], w) {
+						t.Errorf("the error does not say %q:\n%s", w, r.errs[0])
+					}
+				}
+				t.Logf("read timeout %v: %s", tc.rt, r.errs[0])
+			}
+		})
+	}
+}

@@ -22,8 +22,9 @@
 //     write), and seeded random schedules with those faults (on Redis,
 //     and the same of a design whose network holds an acquire's reply
 //     past the TTL, of one whose lock server is killed and restarted
-//     empty, of one that cuts a client off from it, and of two that lose
-//     a release's reply or the release itself: Swarms),
+//     empty, of one that cuts a client off from it, of two that lose
+//     a release's reply or the release itself, and of one that holds a
+//     release in the network: Swarms),
 //     shortest first, each against N instances of
 //     your client with lockcheck's job
 //     around them (read the counter, work, write counter + 1, release); a
@@ -316,7 +317,8 @@ type Config struct {
 	// counterexamples (0: 10); on Redis half as many again follow of each
 	// further design (Swarms: an acquire's reply held past the TTL, the
 	// lock's server killed and restarted, a client cut off from it, a
-	// release whose reply is lost, a release lost on its way).
+	// release whose reply is lost, a release lost on its way, a release
+	// held in the network).
 	Schedules int
 	// Seed seeds the random schedules (0: 1). LOCKTEST_SEED overrides it.
 	Seed uint64
@@ -409,6 +411,9 @@ type Swarm struct {
 type swarm struct {
 	tag, faults string
 	shows       *model.Property
+	// noRenew: not played with Config.RenewTicks (a renewal due while the
+	// release is held would wait behind it in the proxy)
+	noRenew bool
 }
 
 // swarms are the further designs of a Redis client, each with no other
@@ -430,18 +435,24 @@ type swarm struct {
 //   - dropped: a release lost on its way (the proxy drops the request and
 //     closes the connection): nothing is deleted, Release fails, and the
 //     job sends it again after the timeout (Config.LoseReleases plays the
-//     same loss among Design's faults).
+//     same loss among Design's faults);
+//   - held-release: a release the network holds for up to 12 ticks, past
+//     the TTL (the client's proxy keeps its request back, and the client
+//     waits in its Release): it lands when another client may hold the
+//     key. Not with Config.RenewTicks.
 var swarms = []swarm{
-	{"reply", ",pauses=0,delay-at=acquire,delays=1,max-delay=" + strconv.Itoa(replyHoldTicks), &wonLate},
-	{"restart", ",pauses=0,node-crashes=1,restart=3", &releaseDown},
-	{"partition", ",pauses=0,partitions=1,partition-ticks=3", &releaseCut},
-	{"unanswered", ",pauses=0,losses=1,lose=reply,lose-at=release,timeout=3", &resentOnOther},
-	{"dropped", ",pauses=0,losses=1,lose=request,lose-at=release,timeout=3", &releaseResent},
+	{"reply", ",pauses=0,delay-at=acquire,delays=1,max-delay=" + strconv.Itoa(replyHoldTicks), &wonLate, false},
+	{"restart", ",pauses=0,node-crashes=1,restart=3", &releaseDown, false},
+	{"partition", ",pauses=0,partitions=1,partition-ticks=3", &releaseCut, false},
+	{"unanswered", ",pauses=0,losses=1,lose=reply,lose-at=release,timeout=3", &resentOnOther, false},
+	{"dropped", ",pauses=0,losses=1,lose=request,lose-at=release,timeout=3", &releaseResent, false},
+	{"held-release", ",pauses=0,delay-at=release,delays=1,max-delay=" + strconv.Itoa(replyHoldTicks), &releaseLate, true},
 }
 
-// replyHoldTicks is the reply swarm's longest hold of an acquire's reply
-// (max-delay): 1.2 s at the default tick. A client's read timeout must
-// outlast it.
+// replyHoldTicks is the longest hold of an acquire's reply (the reply
+// swarm's max-delay), and of a release (held-release's, whose reply
+// comes after it lands): 1.2 s at the default tick. A client's read
+// timeout must outlast it.
 const replyHoldTicks = 12
 
 // maxHold bounds the hold of a reply in a void run played again: the tick
@@ -450,6 +461,19 @@ const replyHoldTicks = 12
 // that a client whose read timeout is 3 s (go-redis's default before
 // v9.22; 5 s since) still sees its reply, with room for a loaded machine.
 const maxHold = 2400 * time.Millisecond
+
+// releaseLate is a behaviour of the held-release swarm: a release the
+// network held lands when the key is another client's (a check-and-delete
+// leaves it; a plain DEL sent while the lock seemed valid deletes it).
+var releaseLate = model.Property{Name: "release-late", Expect: model.Sometimes,
+	Doc: "a release held in the network lands on another client's key",
+	Bad: func(d *model.Design, s *model.State, ev *model.Event) bool {
+		if ev == nil || ev.Action.Kind != model.ActArrive || s.Clients[ev.Action.Client].Phase != model.PhaseDone {
+			return false
+		}
+		h := model.LockHolder(d, s)
+		return h >= 0 && h != int(ev.Action.Client) || ev.Flags&model.EvRemovedOther != 0
+	}}
 
 // resentOnOther is a behaviour of the unanswered swarm: a release sent
 // again after its reply was lost (the first was applied) finds another
@@ -504,12 +528,23 @@ func (cfg Config) Swarms() []Swarm {
 	plain := cfg
 	plain.LoseReleases = false
 	var out []Swarm
-	for _, s := range swarms {
+	for _, s := range cfg.swarms() {
 		faults := s.faults
 		if cfg.ForgetFailedRelease && strings.Contains(faults, ",losses=") {
 			faults += ",release-fail=forget"
 		}
 		out = append(out, Swarm{Tag: s.tag, Design: plain.design(false) + faults})
+	}
+	return out
+}
+
+// swarms are the further designs played for cfg on Redis.
+func (cfg Config) swarms() []swarm {
+	var out []swarm
+	for _, s := range swarms {
+		if !s.noRenew || cfg.RenewTicks == 0 {
+			out = append(out, s)
+		}
 	}
 	return out
 }
@@ -1010,8 +1045,8 @@ func Schedules(cfg Config) ([]Schedule, error) {
 	for k, f := range from {
 		dd := f.d
 		var props []model.Property
-		if k >= 2 && swarms[k-2].shows != nil {
-			props = append(append([]model.Property(nil), model.PropertiesFor(dd)...), *swarms[k-2].shows)
+		if sws := cfg.swarms(); k >= 2 && sws[k-2].shows != nil {
+			props = append(append([]model.Property(nil), model.PropertiesFor(dd)...), *sws[k-2].shows)
 		}
 		rep, err := explore.Check(explore.Config{Design: *dd, Properties: props, Bounds: explore.Bounds{Symmetry: true, Workers: 1}})
 		if err != nil {
@@ -1426,11 +1461,11 @@ func play(srv *reality.Server, at server, lockDB, storeDB int, sc Schedule, cfg 
 	}
 }
 
-// longestHold is the longest hold of an acquire's reply in sc, in ticks
-// (0: none).
+// longestHold is the longest hold of an acquire's reply or of a release
+// in sc, in ticks (0: none).
 func longestHold(sc Schedule) int {
 	n := 0
-	if sc.d.DelayAt != model.PlaceAcquire && sc.d.DelayAt != model.PlaceAny {
+	if sc.d.DelayAt != model.PlaceAcquire && sc.d.DelayAt != model.PlaceRelease && sc.d.DelayAt != model.PlaceAny {
 		return 0
 	}
 	for _, a := range sc.trace {
@@ -1468,7 +1503,7 @@ func (a *adapter) Acquire(ctx context.Context) (won bool, told string, err error
 }
 
 func (a *adapter) Release(ctx context.Context) (released bool, told string, err error) {
-	released, err = guarded(ctx, "Release", a.timeout, a.l.Release)
+	released, err = guarded(ctx, "Release", a.timeout+reality.HeldFor(ctx), a.l.Release)
 	return released, fmt.Sprintf("Release → %v, %v", released, errWord(err)), err
 }
 

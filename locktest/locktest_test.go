@@ -84,6 +84,12 @@ func (l *redisLock) Release(ctx context.Context) (bool, error) {
 	case "release-result-ignored": // the script's 0 is never read: "released"
 		_, err := release.Run(ctx, l.rc, []string{l.t.Key}, l.t.Value).Int()
 		return true, err
+	case "release-del-if-valid": // its own clock says the lock is still its own: a plain DEL, else nothing
+		if time.Since(l.sent) >= l.t.TTL-l.t.Drift {
+			return false, nil
+		}
+		n, err := l.rc.Del(ctx, l.t.Key).Result()
+		return n == 1, err
 	case "retry-release-del": // after a failed release, "make sure": a plain DEL
 		if l.failed {
 			n, err := l.rc.Del(ctx, l.t.Key).Result()
@@ -261,6 +267,13 @@ func TestPlantedClientsAreCaught(t *testing.T) {
 		// unanswered), B takes the lock, and A's DEL three ticks later
 		// deletes B's key
 		{"retry-release-del", locktest.Config{Clients: 2, Schedules: 1}, "schedule resent-on-other-unanswered ", "removed another's key: model false, real true"},
+		// it sends a plain DEL while its clock says the lock is still its
+		// own, and nothing once the TTL is over: right after a pause. Its
+		// DEL resent after an unanswered release deletes B's key (first),
+		// and so does its DEL held in the network (Swarms: held-release),
+		// sent at t=3 while valid, landing at t=11 on B's key (checked
+		// below)
+		{"release-del-if-valid", locktest.Config{Clients: 2, Schedules: 1}, "schedule resent-on-other-unanswered ", "removed another's key: model false, real true"},
 		// the same client as forget-failed-release, in the default
 		// schedules: the dropped swarm's release is lost on its way
 		{"forget-failed-release", locktest.Config{Clients: 2, Schedules: 1}, "schedule release-resent-dropped ", "reply: model release → 1 (deleted), real release → 0"},
@@ -287,6 +300,11 @@ func TestPlantedClientsAreCaught(t *testing.T) {
 						t.Errorf("planted %s: schedule %s, not one of the swarms %v, parts from the model", tc.bug, name, swarms)
 					}
 				}
+			}
+			if tc.bug == "release-del-if-valid" && !slices.ContainsFunc(r.errs, func(e string) bool {
+				return strings.Contains(e, "schedule release-late-held-release ") && strings.Contains(e, "removed another's key: model false, real true")
+			}) {
+				t.Errorf("planted %s: release-late-held-release does not part from the model (its DEL, sent while valid, held past the TTL)", tc.bug)
 			}
 			t.Logf("planted %s: %d schedules part from the model; the first:\n%s", tc.bug, len(r.errs), first)
 		})

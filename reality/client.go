@@ -44,6 +44,8 @@ type client struct {
 	crashLives bool
 	// noReplyHold: planted bug: a held acquire reply is not held
 	noReplyHold bool
+	// noReleaseHold: planted bug: a library's held release is not held
+	noReleaseHold bool
 	// since is when it sent its last acquire, by the real clock
 	// (check=validity and Redlock's count measure what is left from it)
 	since time.Time
@@ -341,7 +343,7 @@ func (c *client) do(ctx context.Context, o order) reply {
 			break
 		}
 		if k := c.m.Next(c.d); k == model.ActRelease || k == model.ActDel {
-			r.err = c.delayRelease(&r.obs, k, now, o.a.Arg)
+			r.err = c.delayRelease(ctx, &r.obs, k, now, o.a.Arg)
 			break
 		}
 		// the write is sent, and the network holds it until it arrives
@@ -401,6 +403,9 @@ func (c *client) program(ctx context.Context, ob *Obs, now uint8) error {
 	ob.Took = k
 	if k == model.ActArrive && c.m.Flags&model.FlagReply != 0 {
 		return c.arriveAcquire(ctx, ob, now)
+	}
+	if k == model.ActArrive && c.m.Flags&model.FlagInFlight != 0 && c.m.Phase == model.PhaseRelease && c.held != nil {
+		return c.arriveRelease(ctx, ob, now) // its call waited in the network (holdRelease)
 	}
 	if k == model.ActArrive && c.m.Flags&model.FlagInFlight != 0 && (c.m.Phase == model.PhaseRelease || c.m.Phase == model.PhaseDel) {
 		// a held release reaches the server now (delayRelease)
@@ -562,7 +567,7 @@ func (c *client) holdAcquire(ctx context.Context, ob *Obs, now, p uint8) error {
 // copy, carrying the value of the job that sent it, lands at its own
 // arrive step whatever the client has done since (strayArrive): with a
 // value per process it finds the same value in the client's next lock.
-func (c *client) delayRelease(ob *Obs, k model.ActionKind, now, p uint8) error {
+func (c *client) delayRelease(ctx context.Context, ob *Obs, k model.ActionKind, now, p uint8) error {
 	lr, ok := c.lk.(lateReleaser)
 	if !ok {
 		return fmt.Errorf("client %s: a held release is played on one Redis node only", model.ClientName(c.i))
@@ -574,8 +579,103 @@ func (c *client) delayRelease(ob *Obs, k model.ActionKind, now, p uint8) error {
 		c.m.SendResent(c.d, k, now, p)
 		return nil
 	}
+	if c.lib() != nil { // a library's or a user's call: it waits in the network (holdRelease)
+		return c.holdRelease(ctx, ob, now, p)
+	}
 	c.m.Flags |= model.FlagInFlight
 	c.m.Ready = now + p
+	return nil
+}
+
+// holdRelease is a library's or a user's release that the network holds
+// for p ticks, for real: the client calls its Release now, and its proxy
+// to the lock's server keeps the request back (its gate) until the arrive
+// step, when it lands and deletes what the key holds then. A client that
+// decides by its own clock whether to send, or what (a plain DEL while its
+// lock seems valid), decides at the send, as it would on a slow network;
+// it waits in its call meanwhile. The run goes on once the request waits
+// at the gate, or once the call returned without sending one (its answer
+// is told at the arrive step). A call that has done neither within a
+// tick could not be played as scheduled: the run is void (played again
+// with a longer tick), not failed.
+func (c *client) holdRelease(ctx context.Context, ob *Obs, now, p uint8) error {
+	rh, ok := c.lk.(replyHolder)
+	if !ok || c.net == nil {
+		return fmt.Errorf("client %s: its lock cannot have its release held", model.ClientName(c.i))
+	}
+	up := rh.lockUpstream()
+	if err := c.net.gate(up, !c.noReleaseHold); err != nil {
+		return err
+	}
+	held, returned := make(chan heldReply, 1), make(chan struct{})
+	c.held, c.heldAt, c.heldP = held, now, p
+	hctx := context.WithValue(ctx, heldKey{}, time.Duration(p)*c.clk.tick)
+	go func() {
+		var h heldReply
+		h.ob.Action, h.ob.Took = ob.Action, model.ActRelease
+		sent := time.Now()
+		h.r, h.err = c.lk.release(hctx, c, model.ActRelease, &h.ob)
+		h.took = time.Since(sent)
+		held <- h
+		close(returned)
+	}()
+	wait, cancel := context.WithTimeout(ctx, c.clk.tick)
+	defer cancel()
+	var request <-chan struct{}
+	if !c.noReleaseHold { // planted: it lands now, and its call returns (its reply is kept for the arrive step)
+		request = c.net.requestWaits(up)
+	}
+	select {
+	case <-request:
+	case <-returned:
+	case <-wait.Done():
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("client %s: its held release: %v", model.ClientName(c.i), err)
+		}
+		ob.Void = true // its request reached its proxy within no tick
+	}
+	c.m.Flags |= model.FlagInFlight
+	c.m.Ready = now + p
+	return nil
+}
+
+// arriveRelease is the release holdRelease held landing: the observer
+// looks at the key right before (what it finds is what the key holds
+// now, not at the send), the gate lets the request through, and the
+// client takes the reply as the model's does at its arrive. A call that
+// failed, while its request was held (a timeout of its own, shorter than
+// the hold) or as it landed, is a HeldError.
+func (c *client) arriveRelease(ctx context.Context, ob *Obs, now uint8) error {
+	ob.Held = model.ActRelease
+	select {
+	case h := <-c.held:
+		if h.err != nil {
+			return &HeldError{Call: "Release", Client: c.i, Ticks: int(c.heldP), Tick: c.clk.tick, Took: h.took, Err: h.err}
+		}
+		c.held <- h
+	default:
+	}
+	if err := c.lookBefore(ctx, ob); err != nil {
+		return err
+	}
+	rh, _ := c.lk.(replyHolder)
+	if err := c.net.gate(rh.lockUpstream(), false); err != nil {
+		return err
+	}
+	var h heldReply
+	select {
+	case h = <-c.held:
+	case <-ctx.Done():
+		return fmt.Errorf("client %s: its held release never returned", model.ClientName(c.i))
+	}
+	c.held = nil
+	if h.err != nil {
+		return &HeldError{Call: "Release", Client: c.i, Ticks: int(c.heldP), Tick: c.clk.tick, Took: h.took, Err: h.err}
+	}
+	ob.Told, ob.Result, ob.Notified = h.ob.Told, h.ob.Result, h.ob.Notified
+	ob.RemovedOther = h.ob.Result == model.ResOK && ob.Before != c.i
+	c.m.Flags &^= model.FlagInFlight
+	c.m.Take(c.d, model.ActRelease, h.r, now)
 	return nil
 }
 

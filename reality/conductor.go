@@ -89,6 +89,7 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 		clients[i].noHold = opts.plant.noHold
 		clients[i].crashLives = opts.plant.crashLives
 		clients[i].noReplyHold = opts.plant.noReplyHold
+		clients[i].noReleaseHold = opts.plant.noReleaseHold
 		clients[i].sidecarDies = opts.plant.sidecarDies
 		defer clients[i].close()
 		if err := lk.connect(ctx); err != nil {

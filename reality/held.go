@@ -12,8 +12,10 @@ import (
 type heldKey struct{}
 
 // HeldFor is how long the run holds the reply of the call made with ctx:
-// an acquire whose reply the client's proxy holds (delay-at=acquire), its
-// hold's ticks at the run's tick; 0 for a call whose reply is not held.
+// an acquire whose reply the client's proxy holds (delay-at=acquire), or
+// a library's or a user's release whose request it holds (and so its
+// reply: delay-at=release), its hold's ticks at the run's tick; 0 for a
+// call whose reply is not held.
 // A caller that bounds its lock's calls in time (locktest's CallTimeout)
 // counts it out: the call waits that long for the run, not for itself.
 func HeldFor(ctx context.Context) time.Duration {

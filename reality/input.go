@@ -94,6 +94,11 @@ func heldPlayable(d *model.Design, client string, run *model.Run) error {
 		// reply the client's HTTP/2 proxy holds (h2hold.go)
 		single := d.Lock == model.LockRedis || d.Lock == model.LockReplica || d.Lock == model.LockEtcd
 		release := (k == model.ActRelease || k == model.ActDel) && d.Lock == model.LockRedis // client.delayRelease
+		if release && client != "" && client != ClientReference {
+			if err := heldReleasePlayable(d, client, run, st.Seq); err != nil {
+				return err
+			}
+		}
 		if k != model.ActWrite && (k != model.ActAcquire || !single) && !release {
 			return &NotPlayable{Design: d.Name(), Client: client,
 				Because: fmt.Sprintf("step %d (%s) holds its %s, and real runs hold writes, the replies of a Redis or etcd lock's acquires and releases to one Redis node only", st.Seq, st.Action, k)}
@@ -104,6 +109,32 @@ func heldPlayable(d *model.Design, client string, run *model.Run) error {
 			return &NotPlayable{Design: d.Name(), Client: client,
 				Because: fmt.Sprintf("step %d (%s) holds the acquire's reply for %d ticks, a whole TTL: redsync measures its validity at the acquire (the TTL less the time since it sent, less its drift: Mutex.lockContext) and refuses, where the design's client trusts the late OK; play it with check=acquire, the model's redsync", st.Seq, st.Action, st.Action.Arg)}
 		}
+	}
+	return nil
+}
+
+// heldReleasePlayable reports whether a library's release held at step
+// seq can be held for real: its call waits in the client's proxy until
+// the arrive (client.holdRelease), so nothing else of that client may
+// reach the lock before: no renewal, pause, crash, loss or partition of
+// it comes between the two (the model's watchdog renews while the release
+// is on its way; for real the renewal would wait behind it at the gate).
+func heldReleasePlayable(d *model.Design, client string, run *model.Run, seq int) error {
+	held := run.Steps[seq-1].Action
+	for _, st := range run.Steps[seq:] {
+		a := st.Action
+		if a.Kind == model.ActNodeCrash {
+			return &NotPlayable{Design: d.Name(), Client: client,
+				Because: fmt.Sprintf("step %d (%s) comes while client %s's release, held at step %d, is on its way: a library's held release is played with the lock's server up until it lands (its request waits on a connection the crash would close)", st.Seq, a, model.ClientName(int(held.Client)), seq)}
+		}
+		if a.Client != held.Client || !a.Kind.ByClient() {
+			continue
+		}
+		if a.Kind == model.ActArrive {
+			return nil
+		}
+		return &NotPlayable{Design: d.Name(), Client: client,
+			Because: fmt.Sprintf("step %d (%s) comes while client %s's release, held at step %d, is on its way: a library's held release is played with nothing else of its client in between (no renewal, pause, crash, loss or partition)", st.Seq, a, model.ClientName(int(held.Client)), seq)}
 	}
 	return nil
 }

@@ -85,6 +85,9 @@ type plant struct {
 	// noReplyHold: a delay of an acquire holds nothing (the client hears
 	// its reply at once, and acts on it only at the arrive step)
 	noReplyHold bool
+	// noReleaseHold: a library's held release holds nothing (the request
+	// lands at once, and the client hears its reply at the arrive step)
+	noReleaseHold bool
 	// leakReply: an etcd proxy's hold of an acquire's reply (h2hold.go)
 	// lets the reply through at once, while it says it holds it
 	leakReply bool

@@ -60,8 +60,10 @@ type proxy struct {
 	droppedReply chan struct{}
 	// gated: the client's requests wait (its replies do not), apart from
 	// a pause's hold: a Redlock node not yet asked (world_redlock.go,
-	// redlockUser)
-	gated bool
+	// redlockUser), a library's release held in the network
+	// (client.holdRelease); gotRequest is signalled when one came and waits
+	gated      bool
+	gotRequest chan struct{}
 	// halfClose: a client that closes its connection closes only the
 	// upstream's write side, so the reply to a request it left behind
 	// (let through after the close: an abandoned acquire's) still comes
@@ -105,7 +107,7 @@ func newProxy(upstream string) (*proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client proxy: no free loopback port: %v", err)
 	}
-	p := &proxy{l: l, upstream: upstream, conns: map[net.Conn]bool{}, talked: map[net.Conn]bool{}, got: make(chan struct{}, 1), dropped: make(chan struct{}, 1), droppedReply: make(chan struct{}, 1)}
+	p := &proxy{l: l, upstream: upstream, conns: map[net.Conn]bool{}, talked: map[net.Conn]bool{}, got: make(chan struct{}, 1), gotRequest: make(chan struct{}, 1), dropped: make(chan struct{}, 1), droppedReply: make(chan struct{}, 1)}
 	p.cond = sync.NewCond(&p.mu)
 	p.wg.Add(1)
 	go p.accept()
@@ -170,6 +172,12 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 			if reply && p.replies && !p.done {
 				select { // the server has answered: the request was applied
 				case p.got <- struct{}{}:
+				default:
+				}
+			}
+			if !reply && p.gated && !p.done {
+				select { // the client has sent it: it waits here
+				case p.gotRequest <- struct{}{}:
 				default:
 				}
 			}
@@ -397,6 +405,12 @@ func (p *proxy) keeps() bool {
 // setGate makes the client's requests wait (true) or go (false).
 func (p *proxy) setGate(on bool) {
 	p.mu.Lock()
+	if on {
+		select { // forget a request signalled before
+		case <-p.gotRequest:
+		default:
+		}
+	}
 	p.gated = on
 	p.cond.Broadcast()
 	p.mu.Unlock()
@@ -614,6 +628,12 @@ func (h *netHold) replyHeld(upstream string, done <-chan struct{}) bool {
 	case <-done:
 		return false
 	}
+}
+
+// requestWaits is signalled when a request to upstream waits at its gate
+// (the client has sent it); gate(upstream, true) must have succeeded.
+func (h *netHold) requestWaits(upstream string) <-chan struct{} {
+	return h.proxies[upstream].gotRequest
 }
 
 // keepsReply reports whether upstream's proxy keeps a reply back now (a
