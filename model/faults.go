@@ -77,8 +77,8 @@ var faultTable = [NumFaults]faultRow{
 	FaultClientJump:   {"client-jumps", "client clock jump", "client clock jumps", ActSkew, []string{"client-jump"}, shownUsed, "ClockSkewed", "client clock jumps", "client clock jumps are not played for real yet"},
 	FaultCounterCrash: {"counter-crashes", "fencing-counter crash", "fencing-counter crashes", ActCounterCrash, nil, shownUsed, "CounterCrashed", "fence counter crashes", ""},
 
-	FaultStorageFailover: {"storage-failovers", "storage failover", "storage failovers", ActStorageFailover, nil, shownUsed, "StoreCopy.FailedOver", "storage failovers", "storage failovers need a replicated storage, not played for real yet"},
-	FaultStaleRead:       {"stale-reads", "stale read", "stale reads", ActStaleRead, nil, shownUsed, "StoreCopy.StaleReads", "stale reads", "stale reads need a replicated storage, not played for real yet"},
+	FaultStorageFailover: {"storage-failovers", "storage failover", "storage failovers", ActStorageFailover, nil, shownUsed, "StoreCopy.FailedOver", "storage failovers", ""},
+	FaultStaleRead:       {"stale-reads", "stale read", "stale reads", ActStaleRead, nil, shownUsed, "StoreCopy.StaleReads", "stale reads", ""},
 	FaultRestart:         {"restarts", "client restart", "client restarts", ActRestart, nil, shownUsed, "", "", "client restarts are not played for real yet"},
 	FaultHang:            {"hangs", "hung worker", "hung workers", ActHang, nil, shownUsed, "", "", "hung workers are not played for real yet"},
 }

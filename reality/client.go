@@ -401,6 +401,10 @@ func (c *client) program(ctx context.Context, ob *Obs, now uint8) error {
 	}
 	k := c.m.Next(d)
 	ob.Took = k
+	stale := ob.Action.Kind == model.ActStaleRead && k == model.ActRead // served by the storage's replica
+	if stale {
+		ob.Took = model.ActStaleRead
+	}
 	if k == model.ActArrive && c.m.Flags&model.FlagReply != 0 {
 		return c.arriveAcquire(ctx, ob, now)
 	}
@@ -451,6 +455,13 @@ func (c *client) program(ctx context.Context, ob *Obs, now uint8) error {
 		}
 		tok := c.token(true)
 		ob.Token = tok
+		if sr, ok := c.lk.(staleReader); ok && stale {
+			r, err = sr.staleRead(ctx, c, tok, ob)
+			break
+		}
+		if stale {
+			return fmt.Errorf("client %s: its storage has no replica to read from (stale-reads are played on the Redis storage only)", model.ClientName(c.i))
+		}
 		r, err = c.lk.read(ctx, c, tok, ob)
 	case model.ActWrite, model.ActArrive:
 		if err := c.lookBefore(ctx, ob); err != nil {
@@ -984,6 +995,12 @@ type applier interface {
 	apply(ctx context.Context, c *client, v, tok int, ob *Obs) (model.Reply, error)
 }
 
+// staleReader is a lock whose storage has a replica that serves a read
+// (stale-reads: the Redis storage, redisStore.staleRead).
+type staleReader interface {
+	staleRead(ctx context.Context, c *client, tok int, ob *Obs) (model.Reply, error)
+}
+
 // lookBefore asks the server who holds the key, right before the client
 // touches storage or releases (an observer's GET: the client itself does not
 // look, it believes). A storage access while the key is not the client's is
@@ -994,7 +1011,7 @@ func (c *client) lookBefore(ctx context.Context, ob *Obs) error {
 		return err
 	}
 	ob.Before = h
-	if ob.Took == model.ActRead || ob.Took == model.ActWrite || ob.Took == model.ActApply || ob.Took == model.ActArrive && ob.Held != model.ActRelease && ob.Held != model.ActDel {
+	if ob.Took == model.ActRead || ob.Took == model.ActStaleRead || ob.Took == model.ActWrite || ob.Took == model.ActApply || ob.Took == model.ActArrive && ob.Held != model.ActRelease && ob.Held != model.ActDel {
 		ob.Unsafe = h != c.i
 		if ro, ok := c.obs.(*redlockObserver); ok { // the model's rule: down nodes count
 			held, err := ro.holds(ctx, c.i)

@@ -284,6 +284,13 @@ func describe(d *model.Design, v view) string {
 		} else {
 			s += fmt.Sprint(v.Value)
 		}
+	case model.ActStaleRead:
+		s = "read" + tok(v.Token) + " from the storage's replica → "
+		if v.Result == model.ResRejected {
+			s += fmt.Sprintf("rejected: %d < %d (the replica's highest token)", v.Token, v.MaxTok)
+		} else {
+			s += fmt.Sprint(v.Value)
+		}
 	case model.ActArrive, model.ActWrite:
 		if v.Held == model.ActAcquire {
 			s = "held acquire reply arrives → refused"

@@ -73,13 +73,13 @@ func etcdQueueUserOK(d *model.Design) error {
 // (clockStart).
 func (w *etcdWorld) userQueueLock(ctx context.Context, st redisStore, i int, endpoint string) (realLock, error) {
 	if w.opts.User == nil {
-		st.store.Close()
+		st.closeStore()
 		return nil, fmt.Errorf("client %s: Options.User is nil", ClientUser)
 	}
 	u, err := w.opts.User(ctx, UserTarget{Client: i, Addr: trimScheme(endpoint), Key: EtcdLockKey,
 		Value: model.LockValue(i), TTL: time.Duration(w.sessionTTL()) * time.Second})
 	if err != nil {
-		st.store.Close()
+		st.closeStore()
 		return nil, err
 	}
 	w.ss.mu.Lock()
@@ -108,7 +108,7 @@ func (l *etcdUserQueueConn) connect(ctx context.Context) error { return l.connec
 func (l *etcdUserQueueConn) close() {
 	l.stop() // a blocked Acquire's context ends
 	l.user.close()
-	l.store.Close()
+	l.closeStore()
 }
 
 // crashed: a dead process sends nothing, its session's keep-alives and a

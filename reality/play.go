@@ -127,6 +127,9 @@ type plant struct {
 	// losslessFailover: a storage failover lets the storage's replica
 	// catch up first, so it loses nothing (storage_replica.go)
 	losslessFailover bool
+	// staleAtPrimary: a stale read is served by the storage's primary,
+	// not its lagging replica
+	staleAtPrimary bool
 }
 
 // Obs is one step of the schedule as it happened on the real servers.
@@ -304,8 +307,8 @@ func window(d *model.Design, tick time.Duration) time.Duration {
 // (redlock.go); an etcd lease lock; ZooKeeper (zookeeper.go); a PostgreSQL
 // row lock (postgres.go); with the client faults (pause, slow, crash,
 // delay), partitions from one Redis node (partitionPlayed), and storage
-// failovers on a storage primary and replica of the run's own
-// (storage_replica.go; storage-loses=unsynced only). Clock
+// failovers and stale reads on a storage primary and replica of the
+// run's own (storage_replica.go; storage-loses=unsynced only). Clock
 // jumps, other partitions, lost replies and client clock jumps are not
 // played. Playable (playable.go) turns its refusal into a NotPlayable.
 func playable(d *model.Design) error {
@@ -333,7 +336,7 @@ func playable(d *model.Design) error {
 		}
 	}
 	for _, f := range model.Faults() { // the fault table says which faults are played
-		if f == model.FaultLoss && lostReleasePlayed(d) || f == model.FaultPartition && partitionPlayed(d) || f == model.FaultStorageFailover {
+		if f == model.FaultLoss && lostReleasePlayed(d) || f == model.FaultPartition && partitionPlayed(d) {
 			continue
 		}
 		if why := f.Unplayed(); why != "" && f.Budget(d) > 0 {

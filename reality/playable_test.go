@@ -78,9 +78,16 @@ func TestNotPlayableWords(t *testing.T) {
 	if err := Playable(&d); err != nil {
 		t.Fatal(err)
 	}
-	// a storage failover: a real primary and replica (storage_replica.go);
+	// a storage failover and stale reads: a real primary and replica (storage_replica.go);
 	// the token check kept apart from the counter is not
 	d, err = model.ParseDesign("redis/cad/rw/max-token,storage-failovers=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Playable(&d); err != nil {
+		t.Fatal(err)
+	}
+	d, err = model.ParseDesign("redis/cad/rw/max-token,stale-reads=2")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -271,7 +271,7 @@ func modelSide(run *model.Run) Side {
 			s.Accepted++
 		case isWrite && ev.Result == model.ResRejected:
 			s.Rejected++
-		case st.Action.Kind == model.ActRead && ev.Result == model.ResRejected:
+		case (st.Action.Kind == model.ActRead || st.Action.Kind == model.ActStaleRead) && ev.Result == model.ResRejected:
 			s.ReadsRejected++
 		}
 	}
@@ -344,7 +344,7 @@ func realSide(d *model.Design, p *Play) Side {
 			s.Accepted++
 		case isWrite && ob.Result == model.ResRejected:
 			s.Rejected++
-		case ob.Took == model.ActRead && ob.Result == model.ResRejected:
+		case (ob.Took == model.ActRead || ob.Took == model.ActStaleRead) && ob.Result == model.ResRejected:
 			s.ReadsRejected++
 		}
 		if ob.Took == model.ActAcquire && ob.Result == model.ResRefused {
@@ -418,7 +418,7 @@ func realHistory(d *model.Design, p *Play) []model.Job {
 			inFlight[i] = false
 		}
 		switch ob.Took {
-		case model.ActRead:
+		case model.ActRead, model.ActStaleRead: // a stale read is the job's read, served by the replica
 			j := model.Job{Client: i, CallSeq: ob.Seq, CallTick: ob.Tick, Read: ob.Value, ReadOK: ob.Result == model.ResAccepted}
 			if !j.ReadOK {
 				j.ReturnSeq, j.ReturnTick, j.Outcome = ob.Seq, ob.Tick, model.OutcomeFailed
@@ -505,7 +505,7 @@ func realTimeline(d *model.Design, p *Play) []model.TickRow {
 			row.Believes |= prevBelieves & (1 << ob.Action.Client)
 		}
 		prevBelieves = ob.Believes
-		if ob.Took != model.ActTick && ob.Took != model.ActNodeCrash && (ob.Action.Kind.IsFault() || ob.Skipped) {
+		if ob.Took != model.ActTick && ob.Took != model.ActNodeCrash && ob.Took != model.ActStaleRead && (ob.Action.Kind.IsFault() || ob.Skipped) {
 			continue
 		}
 		if len(row.Holders) == 0 || row.Holders[len(row.Holders)-1] != ob.After {

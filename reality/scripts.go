@@ -109,9 +109,15 @@ return redis.call('INCR', KEYS[2])`)
 // and answers {1} (passed: the client sends the write next) or {0, highest
 // token}, writing nothing; apply is the write that follows, with the same
 // ARGV, which SETs the counter unchecked and answers {1}.
+//
+// replicaRead is a read served by the storage's replica (stale-reads):
+// read-only (flags=no-writes, as a replica runs it), it refuses a token
+// below the highest the replica has (max-token, max-write) and records
+// nothing, as the model's replicaRead.
 type storageScripts struct {
 	read, write *redis.Script
 	apply       *redis.Script // fence-check=two-step: the unchecked write (nil: atomic)
+	replicaRead *redis.Script
 }
 
 const readTail = `
@@ -169,6 +175,22 @@ redis.call('SET', KEYS[3], v + 1)` + setCounter
 	return readTail, setCounter // plain: accepts everything
 }
 
+// replicaReadSource is the Lua of a read served by the storage's replica:
+// max-token and max-write refuse a token below the highest the replica
+// has (bug=no-token-check: none), and nothing is recorded.
+func replicaReadSource(mode model.StorageMode, bug model.Bug) string {
+	src := "#!lua flags=no-writes\n"
+	if (mode == model.StorageMaxToken || mode == model.StorageMaxWrite) && bug != model.BugNoTokenCheck {
+		src += `
+local t = tonumber(ARGV[1])
+if t ~= 0 then
+  local m = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if t < m then return {0, m} end
+end`
+	}
+	return src + readTail
+}
+
 var (
 	storageMu    sync.Mutex
 	storageCache = map[[3]int]storageScripts{}
@@ -184,7 +206,7 @@ func storageFor(d *model.Design) storageScripts {
 	}
 	twoStep := d.FenceCheck == model.FenceCheckTwoStep
 	r, w := storageSource(d.Storage, d.Bug, twoStep)
-	s := storageScripts{read: redis.NewScript(r), write: redis.NewScript(w)}
+	s := storageScripts{read: redis.NewScript(r), write: redis.NewScript(w), replicaRead: redis.NewScript(replicaReadSource(d.Storage, d.Bug))}
 	if twoStep {
 		s.apply = redis.NewScript(applySource)
 	}

@@ -25,6 +25,9 @@ import (
 type storageCopy struct {
 	rs  *replicaSet
 	key string // the clients' proxy key for the storage's primary: its first address
+	// replicaKey is the clients' proxy key for the storage's replica (its
+	// first address), which serves stale reads
+	replicaKey string
 	// db are connections to the storage database of each server of the
 	// set, for the steps' looks at what a server has
 	db []*redis.Client
@@ -57,7 +60,7 @@ func startStorageCopy(ctx context.Context, d *model.Design, db int, pl plant) (*
 	if err != nil {
 		return nil, fmt.Errorf("storage replica: %v", err)
 	}
-	c := &storageCopy{rs: rs, key: rs.primaryAddr(), lossless: pl.losslessFailover}
+	c := &storageCopy{rs: rs, key: rs.primaryAddr(), replicaKey: rs.servers[rs.order[0]].Addr(), lossless: pl.losslessFailover}
 	for _, s := range rs.servers {
 		c.db = append(c.db, redis.NewClient(crashableOptions(s.Addr(), db)))
 	}
@@ -114,10 +117,14 @@ func (c *storageCopy) failover(ctx context.Context, ob *Obs, retarget func(from,
 			return err
 		}
 	}
-	if err := c.rs.failover(ctx, 0, len(c.rs.spares) > 0); err != nil { // a spare: the old primary comes back as the replica
+	rejoin := len(c.rs.spares) > 0 // a spare: the old primary comes back as the replica
+	if err := c.rs.failover(ctx, 0, rejoin); err != nil {
 		return err
 	}
 	retarget(c.key, c.rs.primaryAddr())
+	if rejoin { // stale reads go to the new replica
+		retarget(c.replicaKey, c.rs.servers[c.replicaServer()].Addr())
+	}
 	var err error
 	ob.Value, ob.Token, err = c.has(ctx, c.rs.primary)
 	ob.Result = model.ResOK

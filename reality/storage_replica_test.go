@@ -2,6 +2,7 @@ package reality
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -55,30 +56,68 @@ func TestStorageFailoverOnRealRedis(t *testing.T) {
 	}
 }
 
-// TestStorageFaultSchedulesAgree: seeded random schedules with a storage
-// failover in them, played for real, agree step by step.
+// TestStaleReadOnRealRedis plays the catalogue's stale read: B's read
+// with token 2 is served by the storage's replica, whose link has held
+// A's write, and reads 0 for real; B's write then loses A's update with
+// the newest token; in stale-read-refused the replica, which has B's
+// token 2, refuses A's late read with token 1. Then the tester is tested: a stale read served by the
+// primary reads A's write, and the comparison must say so at B's read.
+func TestStaleReadOnRealRedis(t *testing.T) {
+	file := "../counterexamples/redis-cad-rw-max-token_pauses-0_stale-reads-1--no-lost-update.txt"
+	refused := fileInput(t, "testdata/stale-read-refused.txt")
+	if c := reproduce(t, refused, Options{}); !c.Agree || c.Real.ReadsRejected != 1 || !strings.Contains(c.Text(), "from the storage's replica → rejected: 1 < 2") {
+		t.Fatalf("want agreement and A's stale read refused by the replica:\n%s", c.Text())
+	}
+	for _, path := range []string{file, "../model/scenarios/stale-read.txt"} {
+		c := reproduce(t, fileInput(t, path), Options{})
+		if !c.Agree || !c.Real.LostUpdate || c.Real.Counter != 1 || c.Real.Accepted != 2 {
+			t.Fatalf("%s: want agreement and a real lost update (counter 1 of 2 accepted), got:\n%s", path, c.Text())
+		}
+		if !strings.Contains(c.Text(), "read (token 2) from the storage's replica → 0") {
+			t.Fatalf("%s: B's stale read is not in the comparison:\n%s", path, c.Text())
+		}
+	}
+	c := reproduce(t, fileInput(t, file), Options{plant: plant{staleAtPrimary: true}})
+	if c.Agree || c.Real.LostUpdate {
+		t.Fatalf("a stale read served by the primary went unnoticed (real lost update %v):\n%s", c.Real.LostUpdate, c.Text())
+	}
+	if want := "step 10 (t=3 B stale-read)"; len(c.Differences) == 0 || !strings.HasPrefix(c.Differences[0], want) {
+		t.Fatalf("want the first difference at %s, got:\n%s", want, strings.Join(c.Differences, "\n"))
+	}
+}
+
+// TestStorageFaultSchedulesAgree: seeded random schedules with storage
+// faults in them, played for real, agree step by step: a failover, stale
+// reads, and a stale read after a failover (the old primary back as the
+// new replica).
 func TestStorageFaultSchedulesAgree(t *testing.T) {
 	for _, tc := range []struct {
 		design string
-		kind   model.ActionKind
+		want   func([]model.Action, *model.Design) bool
+		faults int // per cent of steps that are faults, where any is enabled (randomSchedule: 6)
 	}{
-		{"redis/cad/rw/max-token,clients=2,storage-failovers=1,horizon=20", model.ActStorageFailover},
-		{"redis/del/none/cas,clients=2,pauses=0,storage-failovers=1,horizon=20", model.ActStorageFailover},
+		{"redis/cad/rw/max-token,clients=2,storage-failovers=1,horizon=20", has(model.ActStorageFailover), 6},
+		{"redis/del/none/cas,clients=2,pauses=0,storage-failovers=1,horizon=20", has(model.ActStorageFailover), 6},
+		{"redis/cad/rw/max-write,clients=2,stale-reads=2,horizon=24", has(model.ActStaleRead), 40}, // a read is due for one step: few are stale at 6%
+		{"redis/cad/rw/max-token,clients=2,pauses=0,storage-failovers=1,stale-reads=1,horizon=20", func(tr []model.Action, _ *model.Design) bool {
+			f := slices.IndexFunc(tr, func(a model.Action) bool { return a.Kind == model.ActStorageFailover })
+			return f >= 0 && slices.ContainsFunc(tr[f:], func(a model.Action) bool { return a.Kind == model.ActStaleRead })
+		}, 40},
 	} {
 		d, err := model.ParseDesign(tc.design)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var seed uint64
-		for s := uint64(1); s <= 40 && seed == 0; s++ {
-			if slices.ContainsFunc(randomSchedule(&d, s), func(a model.Action) bool { return a.Kind == tc.kind }) {
+		for s := uint64(1); s <= 200 && seed == 0; s++ {
+			if tc.want(storageSchedule(&d, s, tc.faults), &d) {
 				seed = s
 			}
 		}
 		if seed == 0 {
-			t.Fatalf("%s: no seed of 1 to 40 draws a %s", tc.design, tc.kind)
+			t.Fatalf("%s: no seed of 1 to 200 draws the schedule wanted", tc.design)
 		}
-		trace := randomSchedule(&d, seed)
+		trace := storageSchedule(&d, seed, tc.faults)
 		t.Run(fmt.Sprintf("%s/seed%d", tc.design, seed), func(t *testing.T) {
 			sc := &model.Scenario{Design: d, DesignName: tc.design, Trace: trace}
 			in, err := Load(fmt.Sprintf("random schedule (seed %d)", seed), sc.Format())
@@ -91,4 +130,17 @@ func TestStorageFaultSchedulesAgree(t *testing.T) {
 			}
 		})
 	}
+}
+
+// has: the schedule has a step of kind k.
+func has(k model.ActionKind) func([]model.Action, *model.Design) bool {
+	return func(tr []model.Action, _ *model.Design) bool {
+		return slices.ContainsFunc(tr, func(a model.Action) bool { return a.Kind == k })
+	}
+}
+
+// storageSchedule is randomSchedule with faults per cent of the steps
+// faults.
+func storageSchedule(d *model.Design, seed uint64, faults int) []model.Action {
+	return RandomSchedule(d, rand.New(rand.NewPCG(seed, 0x6c6f636b)), faults)
 }

@@ -153,6 +153,16 @@ func (w *redisStorage) storeAddr() string {
 	return w.opts.Addr
 }
 
+// replicaAddr is the storage replica's address when reads can be served
+// by it (stale-reads: its first, the clients' proxies keep that name), or
+// "".
+func (w *redisStorage) replicaAddr() string {
+	if w.copy == nil || w.d.StaleReads == 0 {
+		return ""
+	}
+	return w.copy.replicaKey
+}
+
 func (w *redisStorage) nodes() int       { return 0 }
 func (w *redisStorage) tokenOffset() int { return 0 }
 

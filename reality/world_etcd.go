@@ -82,7 +82,7 @@ func (w *etcdWorld) observer() looker { return w.obs }
 func (w *etcdWorld) tokenOffset() int { return int(w.offset) }
 
 func (w *etcdWorld) lock(ctx context.Context, i int, h *netHold) (realLock, error) {
-	st, err := newRedisStore(w.opts, w.sc, h, w.storeAddr())
+	st, err := newRedisStore(w.opts, w.sc, h, w.storeAddr(), w.replicaAddr())
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (w *etcdWorld) lock(ctx context.Context, i int, h *netHold) (realLock, erro
 	if w.d.Lock == model.LockEtcdMutex { // etcd's blocking Mutex.Lock (world_etcd_mutex.go)
 		q := &etcdQueueConn{redisStore: st, w: w, d: w.d, i: i, endpoint: endpoint}
 		if q.cli, err = newEtcdClient(endpoint); err != nil {
-			q.store.Close()
+			q.closeStore()
 			return nil, fmt.Errorf("client %s: etcd client: %v", model.ClientName(i), err)
 		}
 		if err := q.newQueueSession(ctx); err != nil {
@@ -192,7 +192,7 @@ func (l *etcdLockConn) close() {
 	if l.own != nil {
 		l.own.cli.Close()
 	}
-	l.store.Close()
+	l.closeStore()
 }
 
 func (l *etcdLockConn) incr(context.Context, *Obs) (model.Reply, error) {

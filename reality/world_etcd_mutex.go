@@ -216,7 +216,7 @@ func (l *etcdQueueConn) close() {
 	if l.cli != nil {
 		l.cli.Close()
 	}
-	l.store.Close()
+	l.closeStore()
 }
 
 // sessions is what the world knows of the clients' sessions: whose each

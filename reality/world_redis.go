@@ -54,7 +54,7 @@ func (w *redisWorld) restart(ctx context.Context, k int) error {
 }
 
 func (w *redisWorld) lock(ctx context.Context, i int, h *netHold) (realLock, error) {
-	l, err := newKeyLock(ctx, w.d, w.opts, w.sc, i, h, w.lockAddr, w.storeAddr())
+	l, err := newKeyLock(ctx, w.d, w.opts, w.sc, i, h, w.lockAddr, w.storeAddr(), w.replicaAddr())
 	if err != nil {
 		return nil, err
 	}
@@ -74,23 +74,53 @@ func (w *redisWorld) stop() {
 }
 
 // redisStore is a client's connection to the Redis storage: the job's
-// read and write, checked by the design's scripts.
+// read and write, checked by the design's scripts; with stale-reads a
+// second one to the storage's replica.
 type redisStore struct {
 	store *redis.Client
 	sc    storageScripts
+	stale *redis.Client // stale-reads: the storage's lagging replica (nil: none)
+	// staleAtPrimary: planted bug: a stale read is served by the primary
+	staleAtPrimary bool
+}
+
+// closeStore closes the client's storage connections.
+func (s *redisStore) closeStore() {
+	s.store.Close()
+	if s.stale != nil {
+		s.stale.Close()
+	}
 }
 
 func (s *redisStore) read(ctx context.Context, c *client, tok int, ob *Obs) (model.Reply, error) {
-	res, err := s.sc.read.Run(ctx, s.store, storageKeys, tok).Int64Slice()
+	return s.readWith(ctx, s.sc.read, s.store, tok, ob, "storage read script")
+}
+
+// staleRead is a read served by the storage's lagging replica (a
+// stale-read step): its read-only script checks the token against the
+// highest the replica has and records nothing (model: replicaRead).
+func (s *redisStore) staleRead(ctx context.Context, c *client, tok int, ob *Obs) (model.Reply, error) {
+	conn := s.stale
+	if s.staleAtPrimary {
+		conn = s.store
+	}
+	if conn == nil {
+		return model.Reply{}, fmt.Errorf("stale read: no connection to the storage's replica (the design has no stale-reads)")
+	}
+	return s.readWith(ctx, s.sc.replicaRead, conn, tok, ob, "storage replica's read script")
+}
+
+func (s *redisStore) readWith(ctx context.Context, script *redis.Script, conn *redis.Client, tok int, ob *Obs, what string) (model.Reply, error) {
+	res, err := script.Run(ctx, conn, storageKeys, tok).Int64Slice()
 	if err != nil || len(res) < 2 {
-		return model.Reply{}, fmt.Errorf("storage read script: %v (reply %v)", err, res)
+		return model.Reply{}, fmt.Errorf("%s: %v (reply %v)", what, err, res)
 	}
 	if res[0] == 0 {
 		ob.Result, ob.MaxTok = model.ResRejected, int(res[1])
 		return model.Reply{Result: model.ResRejected}, nil
 	}
 	if len(res) < 3 {
-		return model.Reply{}, fmt.Errorf("storage read script: short reply %v", res)
+		return model.Reply{}, fmt.Errorf("%s: short reply %v", what, res)
 	}
 	ob.Result, ob.Value = model.ResAccepted, int(res[1])
 	return model.Reply{Result: model.ResAccepted, Value: uint8(res[1]), Version: uint8(res[2])}, nil
@@ -146,16 +176,33 @@ func (s *redisStore) connectStore(ctx context.Context, i int) error {
 	if err := s.store.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("client %s: PING: %v", model.ClientName(i), err)
 	}
+	if s.stale != nil {
+		if err := s.stale.Ping(ctx).Err(); err != nil {
+			return fmt.Errorf("client %s: PING the storage's replica: %v", model.ClientName(i), err)
+		}
+	}
 	return nil
 }
 
-func newRedisStore(opts *Options, sc storageScripts, h *netHold, storeAddr string) (redisStore, error) {
+// newRedisStore is a client's storage connection to storeAddr through its
+// proxy, and with a replica (replicaAddr, "" for none) one to it through a
+// proxy of its own.
+func newRedisStore(opts *Options, sc storageScripts, h *netHold, storeAddr, replicaAddr string) (redisStore, error) {
 	via, err := h.via(storeAddr)
 	if err != nil {
 		return redisStore{}, err
 	}
 	h.store = storeAddr
-	return redisStore{store: redis.NewClient(clientOptions(via, opts.StoreDB)), sc: sc}, nil
+	st := redisStore{store: redis.NewClient(clientOptions(via, opts.StoreDB)), sc: sc, staleAtPrimary: opts.plant.staleAtPrimary}
+	if replicaAddr != "" {
+		via, err := h.via(replicaAddr)
+		if err != nil {
+			st.closeStore()
+			return redisStore{}, err
+		}
+		st.stale = redis.NewClient(clientOptions(via, opts.StoreDB))
+	}
+	return st, nil
 }
 
 // noUnlock, noExpire, noIncr, noCrash: the requests a service has not.
@@ -235,7 +282,7 @@ func (l *keyLock) dropOwn(ctx context.Context) error {
 // lockUpstream: the lock's server, whose replies a held acquire holds.
 func (l *keyLock) lockUpstream() string { return l.up }
 
-func newKeyLock(ctx context.Context, d *model.Design, opts *Options, sc storageScripts, i int, h *netHold, lockAddr, storeAddr string) (*keyLock, error) {
+func newKeyLock(ctx context.Context, d *model.Design, opts *Options, sc storageScripts, i int, h *netHold, lockAddr, storeAddr, replicaAddr string) (*keyLock, error) {
 	up := lockAddr
 	if opts.Client == ClientUser || d.Partitions > 0 { // a proxy of its own: a crash holds it, not a delayed write (userCrashed); a partition cuts it, not the storage's
 		up = lockProxyKey(lockAddr)
@@ -244,7 +291,7 @@ func newKeyLock(ctx context.Context, d *model.Design, opts *Options, sc storageS
 	if err != nil {
 		return nil, err
 	}
-	st, err := newRedisStore(opts, sc, h, storeAddr)
+	st, err := newRedisStore(opts, sc, h, storeAddr, replicaAddr)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +299,7 @@ func newKeyLock(ctx context.Context, d *model.Design, opts *Options, sc storageS
 		lock: redis.NewClient(lockOptions(d, lockVia, opts.LockDB)), waitKey: waitProxyKey(lockAddr)}
 	if l.acq, err = acqClient(d, l.lock, h, lockAddr, opts.LockDB); err != nil {
 		l.lock.Close()
-		l.store.Close()
+		l.closeStore()
 		return nil, err
 	}
 	if d.Wait == model.WaitNotify {
@@ -373,7 +420,7 @@ func (l *keyLock) close() {
 	if c, ok := l.acq.(*redis.Client); ok && c != l.lock {
 		c.Close()
 	}
-	l.store.Close()
+	l.closeStore()
 	if l.side != nil {
 		l.side.Close()
 	}

@@ -53,7 +53,7 @@ func (w *redlockWorld) restart(ctx context.Context, k int) error {
 }
 
 func (w *redlockWorld) lock(ctx context.Context, i int, h *netHold) (realLock, error) {
-	st, err := newRedisStore(w.opts, w.sc, h, w.storeAddr())
+	st, err := newRedisStore(w.opts, w.sc, h, w.storeAddr(), w.replicaAddr())
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func (l *redlockLock) close() {
 	if l.lib != nil {
 		l.lib.close()
 	}
-	l.store.Close()
+	l.closeStore()
 }
 
 func (l *redlockLock) crashed(c *client) {

@@ -57,13 +57,13 @@ func (w *zkWorld) recipe() bool {
 }
 
 func (w *zkWorld) lock(ctx context.Context, i int, h *netHold) (realLock, error) {
-	st, err := newRedisStore(w.opts, w.sc, h, w.storeAddr())
+	st, err := newRedisStore(w.opts, w.sc, h, w.storeAddr(), w.replicaAddr())
 	if err != nil {
 		return nil, err
 	}
 	via, err := h.via(w.addr)
 	if err != nil {
-		st.store.Close()
+		st.closeStore()
 		return nil, err
 	}
 	h.pingOnHold(w.addr) // a pause's session lives a session timeout from the pause
@@ -72,7 +72,7 @@ func (w *zkWorld) lock(ctx context.Context, i int, h *netHold) (realLock, error)
 	}
 	zc, err := zkConnect(ctx, via, zkSession(w.d, w.opts.Tick))
 	if err != nil {
-		st.store.Close()
+		st.closeStore()
 		return nil, fmt.Errorf("client %s: %v", model.ClientName(i), err)
 	}
 	return &zkLockConn{redisStore: st, d: w.d, i: i, zk: &zkLock{c: zc, me: i, clients: w.d.Clients}}, nil
@@ -100,7 +100,7 @@ func (l *zkLockConn) connect(ctx context.Context) error { return l.connectStore(
 
 func (l *zkLockConn) close() {
 	l.zk.c.Close()
-	l.store.Close()
+	l.closeStore()
 }
 
 // crashed: a dead process sends no heartbeats, so its session will expire.

@@ -130,12 +130,12 @@ func (w *zkWorld) userLock(ctx context.Context, st redisStore, i int, via string
 		maker = newZkRecipe
 	}
 	if maker == nil {
-		st.store.Close()
+		st.closeStore()
 		return nil, fmt.Errorf("client %s: Options.User is nil", ClientUser)
 	}
 	u, err := maker(ctx, UserTarget{Client: i, Addr: via, Key: zkDir, Value: model.LockValue(i), TTL: zkSession(w.d, w.opts.Tick)})
 	if err != nil {
-		st.store.Close()
+		st.closeStore()
 		return nil, err
 	}
 	run, stop := context.WithCancel(context.Background())
@@ -147,7 +147,7 @@ func (l *zkUserConn) connect(ctx context.Context) error { return l.connectStore(
 func (l *zkUserConn) close() {
 	l.stop()
 	l.user.close() // a blocked Acquire returns when its session closes
-	l.store.Close()
+	l.closeStore()
 }
 
 func (l *zkUserConn) crashed(c *client) { userCrashed(c) }

@@ -154,11 +154,12 @@ func TestReproduceTwoStepFence(t *testing.T) {
 	require.Regexp(t, `A apply +apply write 1 \(token 1\), unchecked → accepted ✗ +apply write 1 \(token 1\), unchecked → accepted ✗`, out)
 }
 
-// TestReproduceStorageFailover: a storage failover is judged for real (it
-// was "not judged", exit 3): the storage's replica, its link held, is
-// promoted without A's accepted write, which is lost on the real storage
-// too; storage-loses=fence stays not judged, with what to set.
-func TestReproduceStorageFailover(t *testing.T) {
+// TestReproduceStorageFaults: a storage failover and a stale read are
+// judged for real (they were "not judged", exit 3): the storage's replica,
+// its link held, is promoted without A's accepted write, which is lost on
+// the real storage too, and serves B's read without it;
+// storage-loses=fence stays not judged, with what to set.
+func TestReproduceStorageFaults(t *testing.T) {
 	needRedis(t)
 	code, out, errs := runReal(t, "../../counterexamples/redis-cad-rw-max-token_clients-2_storage-failovers-1--no-lost-update.txt")
 	require.Equal(t, exitOK, code, "%s\n%s", out, errs)
@@ -167,6 +168,10 @@ func TestReproduceStorageFailover(t *testing.T) {
 	code, _, errs = runReal(t, "../../counterexamples/redis-cad-rw-max-token_storage-loses-fence_pause-at-write_ttl-3_clients-2_horizon-16_max-pause-5_storage-failovers-1--no-lost-update.txt")
 	require.Equal(t, exitIncomplete, code, errs)
 	require.Contains(t, errs, "set storage-loses=unsynced")
+	// a stale read: B's read served by the replica, whose link held A's write
+	code, out, errs = runReal(t, "../../counterexamples/redis-cad-rw-max-token_pauses-0_stale-reads-1--no-lost-update.txt")
+	require.Equal(t, exitOK, code, "%s\n%s", out, errs)
+	require.Regexp(t, `B stale-read +read \(token 2\) from the storage's replica → 0 +read \(token 2\) from the storage's replica → 0`, out)
 }
 
 func mustServer(t *testing.T) string {
