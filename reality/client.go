@@ -139,7 +139,8 @@ type reply struct {
 
 func newClient(i int, d *model.Design, clk *clock, lk realLock, obs looker, h *netHold, px time.Duration) *client {
 	c := &client{i: i, d: d, clk: clk, lk: lk, obs: obs, net: h, px: px}
-	c.m.Phase = model.Init(d).Clients[0].Phase
+	init := model.Init(d).Clients[i]
+	c.m.Phase, c.m.Marks = init.Phase, init.Marks // Marks: a reader's role (readers=K)
 	return c
 }
 

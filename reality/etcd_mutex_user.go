@@ -59,6 +59,8 @@ func etcdQueueUserOK(d *model.Design) error {
 		return err
 	}
 	switch {
+	case d.Readers > 0:
+		return fmt.Errorf("client %s on etcd's Mutex: a user's client takes one kind of lock; the reader-writer lock (readers=K) is played with etcd's recipe.RWMutex by lockcheck's own client; want readers=0", ClientUser)
 	case d.Fence != model.FenceNone:
 		return fmt.Errorf("client %s on etcd's Mutex: a token would be its key's create revision, which a user's Acquire does not report; want fence=none", ClientUser)
 	case d.Bug != model.BugNone:

@@ -101,6 +101,9 @@ type plant struct {
 	// noQueue: etcd's queued Mutex played with TryLock, whose waiter
 	// deletes its key when it is not the first and polls again: no queue
 	noQueue bool
+	// rwGet: etcd's RWMutex with the queued Mutex's Get of its own key once
+	// its wait ends: a reader or writer whose session expired is told so
+	rwGet bool
 	// noGate: a user's Redlock Acquire reaches every node at once, not
 	// node k at the attempt's step for node k (redlock_user.go)
 	noGate bool

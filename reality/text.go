@@ -62,6 +62,9 @@ func (c *Comparison) Text() string {
 		}
 		fmt.Fprintf(&b, "real: ZooKeeper (standalone, tickTime 10ms, lock nodes %s), storage on %s; one tick = %dms; session %d ticks → session timeout %dms (half a tick short)\n",
 			nodes, c.Server, c.TickMS, d.SessionTicks, TTL(d.SessionTicks, time.Duration(c.TickMS)*time.Millisecond).Milliseconds())
+	} else if d.Lock == model.LockEtcdMutex && d.Readers > 0 {
+		fmt.Fprintf(&b, "real: etcd (embedded), etcd's recipe.RWMutex on %s/ (RLock for clients A … %s, Lock for the others; each key under its session's lease, by create revision), storage on %s; one tick = %dms; session %d ticks → lease TTL %ds, kept alive every 2.0s, just before each tick\n",
+			EtcdLockKey, model.ClientName(d.Readers-1), c.Server, c.TickMS, d.SessionTicks, TTL(d.SessionTicks, time.Duration(c.TickMS)*time.Millisecond).Milliseconds()/1000)
 	} else if d.Lock == model.LockEtcdMutex {
 		fmt.Fprintf(&b, "real: etcd (embedded), etcd's blocking Mutex.Lock on %s/ (each client's key under its session's lease, queued by create revision), storage on %s; one tick = %dms; session %d ticks → lease TTL %ds, kept alive every 2.0s, just before each tick\n",
 			EtcdLockKey, c.Server, c.TickMS, d.SessionTicks, TTL(d.SessionTicks, time.Duration(c.TickMS)*time.Millisecond).Milliseconds()/1000)

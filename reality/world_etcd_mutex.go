@@ -11,6 +11,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
+	recipe "go.etcd.io/etcd/client/v3/experimental/recipes"
 
 	"lockcheck/model"
 )
@@ -53,6 +54,7 @@ type etcdQueueConn struct {
 	cli      *clientv3.Client
 	s        *concurrency.Session
 	m        *concurrency.Mutex
+	rw       *recipe.RWMutex // readers=K: the recipe's RWMutex on s (world_etcd_rwmutex.go)
 	// lockDone is the running Lock's answer (nil: no Lock running)
 	lockDone chan error
 	stop     context.CancelFunc // ends a Lock still running, at close
@@ -66,6 +68,9 @@ func (l *etcdQueueConn) newQueueSession(ctx context.Context) error {
 		return fmt.Errorf("client %s: etcd session: %v", model.ClientName(l.i), err)
 	}
 	l.s, l.m = s, concurrency.NewMutex(s, EtcdLockKey)
+	if l.d.Readers > 0 {
+		l.rw = recipe.NewRWMutex(s, EtcdLockKey)
+	}
 	l.w.addSession(s.Lease(), l.i, time.Now())
 	return nil
 }
@@ -88,6 +93,9 @@ func (l *etcdQueueConn) renew(context.Context, *client, *Obs) (model.Reply, erro
 func (l *etcdQueueConn) lockWait() time.Duration { return window(l.d, l.w.opts.Tick) }
 
 func (l *etcdQueueConn) acquire(ctx context.Context, c *client, ob *Obs) (model.Reply, error) {
+	if l.rw != nil {
+		return l.rwAcquire(ctx, ob)
+	}
 	if l.w.opts.plant.noQueue { // planted: TryLock, no key kept in the queue
 		err := l.m.TryLock(ctx)
 		if errors.Is(err, concurrency.ErrLocked) || err != nil && strings.Contains(err.Error(), "lease not found") { // its session expired: it cannot lock
@@ -181,6 +189,9 @@ func (l *etcdQueueConn) acquire(ctx context.Context, c *client, ob *Obs) (model.
 // says nothing of whether the key was still there; what it deleted is the
 // observer's look right before.
 func (l *etcdQueueConn) release(ctx context.Context, c *client, k model.ActionKind, ob *Obs) (model.Reply, error) {
+	if l.rw != nil {
+		return l.rwRelease(ctx, c, ob)
+	}
 	if err := c.lookBefore(ctx, ob); err != nil {
 		return model.Reply{}, err
 	}
@@ -283,11 +294,13 @@ func (w *etcdWorld) token(ctx context.Context, key string) (int, error) {
 // etcdQueueOK reports whether a queued-Mutex design is played for real.
 func etcdQueueOK(d *model.Design) error {
 	switch {
-	case d.Readers > 0:
-		return fmt.Errorf("design %s: the recipe's RWMutex (readers=K) is not played for real yet: set readers=0 to play the queued Mutex", d.Name())
+	case d.Readers > 0 && d.SessionCheck != model.SessionCheckNone:
+		return fmt.Errorf("design %s: etcd's recipe.RWMutex does not look at its own key once waitOnLastRev returns (etcd issue 16221): want session-check=none with readers=K (get is not what the recipe does)", d.Name())
+	case d.Readers > 0 && d.Jobs > 1:
+		return fmt.Errorf("design %s: the recipe's RWMutex is played for real with one job a client; set jobs=1", d.Name())
 	case d.Release != model.ReleaseDel:
 		return fmt.Errorf("design %s: etcd's Mutex.Unlock deletes its key by name: want release=del (release=cad, a delete fenced on the create revision, is not the library's)", d.Name())
-	case d.SessionCheck != model.SessionCheckGet:
+	case d.Readers == 0 && d.SessionCheck != model.SessionCheckGet:
 		return fmt.Errorf("design %s: etcd's Mutex.Lock Gets its own key once waitDeletes returns: want session-check=get (none is not what the library does)", d.Name())
 	case d.SessionTicks != 3:
 		return fmt.Errorf("design %s: the sessions' keep-alives fit the ticks only with session=3 (a 5s lease on 2s ticks, renewed every 2.0s: session.go), not session=%d", d.Name(), d.SessionTicks)
