@@ -113,7 +113,7 @@ func TestEtcdQueuedMutex(t *testing.T) {
 		wg.Add(1)
 		go func(k int, r run) {
 			defer wg.Done()
-			c, err := playQueued(srv, 2*k, 2*k+1, r.in, r.noQueue)
+			c, err := playQueued(srv, 2*k, 2*k+1, r.in, plant{noQueue: r.noQueue})
 			mu.Lock()
 			defer mu.Unlock()
 			t.Run(r.name, func(t *testing.T) {
@@ -150,8 +150,9 @@ func TestEtcdQueuedMutex(t *testing.T) {
 }
 
 // playQueued plays in on an etcd member of its own, the storage in
-// databases lockDB and storeDB of srv; a void run is played again once.
-func playQueued(srv *Server, lockDB, storeDB int, in *Input, noQueue bool) (*Comparison, error) {
+// databases lockDB and storeDB of srv, with the planted bugs pl; a void
+// run is played again once.
+func playQueued(srv *Server, lockDB, storeDB int, in *Input, pl plant) (*Comparison, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	e, err := StartEtcd(ctx)
@@ -161,7 +162,7 @@ func playQueued(srv *Server, lockDB, storeDB int, in *Input, noQueue bool) (*Com
 	defer e.Stop()
 	for attempt := 1; ; attempt++ {
 		opts := Options{Addr: srv.Addr(), Etcd: e.Endpoint(), LockDB: lockDB, StoreDB: storeDB}
-		opts.plant.noQueue = noQueue
+		opts.plant = pl
 		c, err := Reproduce(ctx, in, "redis-server "+srv.Version()+" on "+srv.Addr(), opts)
 		if err != nil || !c.Late || attempt == 2 {
 			return c, err

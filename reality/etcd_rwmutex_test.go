@@ -68,7 +68,7 @@ func TestEtcdRWMutex(t *testing.T) {
 		wg.Add(1)
 		go func(k int, r run) {
 			defer wg.Done()
-			c, err := playRW(srv, 2*k, 2*k+1, r.in, r.rwGet)
+			c, err := playQueued(srv, 2*k, 2*k+1, r.in, plant{rwGet: r.rwGet})
 			mu.Lock()
 			defer mu.Unlock()
 			t.Run(r.name, func(t *testing.T) {
@@ -100,23 +100,4 @@ func TestEtcdRWMutex(t *testing.T) {
 		}(k, r)
 	}
 	wg.Wait()
-}
-
-// playRW is playQueued with the planted rwGet.
-func playRW(srv *Server, lockDB, storeDB int, in *Input, rwGet bool) (*Comparison, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	e, err := StartEtcd(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer e.Stop()
-	for attempt := 1; ; attempt++ {
-		opts := Options{Addr: srv.Addr(), Etcd: e.Endpoint(), LockDB: lockDB, StoreDB: storeDB}
-		opts.plant.rwGet = rwGet
-		c, err := Reproduce(ctx, in, "redis-server "+srv.Version()+" on "+srv.Addr(), opts)
-		if err != nil || !c.Late || attempt == 2 {
-			return c, err
-		}
-	}
 }
