@@ -89,7 +89,7 @@ func TestStaleReadOnRealRedis(t *testing.T) {
 // TestStorageFaultSchedulesAgree: seeded random schedules with storage
 // faults in them, played for real, agree step by step: a failover, stale
 // reads, and a stale read after a failover (the old primary back as the
-// new replica).
+// new replica), on one Redis node, beside a replica lock and ZooKeeper.
 func TestStorageFaultSchedulesAgree(t *testing.T) {
 	for _, tc := range []struct {
 		design string
@@ -99,23 +99,24 @@ func TestStorageFaultSchedulesAgree(t *testing.T) {
 		{"redis/cad/rw/max-token,clients=2,storage-failovers=1,horizon=20", has(model.ActStorageFailover), 6},
 		{"redis/del/none/cas,clients=2,pauses=0,storage-failovers=1,horizon=20", has(model.ActStorageFailover), 6},
 		{"redis/cad/rw/max-write,clients=2,stale-reads=2,horizon=24", has(model.ActStaleRead), 40}, // a read is due for one step: few are stale at 6%
-		{"redis/cad/rw/max-token,clients=2,pauses=0,storage-failovers=1,stale-reads=1,horizon=20", func(tr []model.Action, _ *model.Design) bool {
-			f := slices.IndexFunc(tr, func(a model.Action) bool { return a.Kind == model.ActStorageFailover })
-			return f >= 0 && slices.ContainsFunc(tr[f:], func(a model.Action) bool { return a.Kind == model.ActStaleRead })
-		}, 40},
+		{"redis/cad/rw/max-token,clients=2,pauses=0,storage-failovers=1,stale-reads=1,horizon=20", staleAfterFailover, 40},
+		// the storage is the same beside other locks: a replica lock's own
+		// replica set, and ZooKeeper
+		{"replica/cad/rw/max-token,clients=2,storage-failovers=1,stale-reads=1,horizon=20", staleAfterFailover, 40},
+		{"zookeeper/cad/rw/max-token,clients=2,storage-failovers=1,stale-reads=1,horizon=20", staleAfterFailover, 40},
 	} {
 		d, err := model.ParseDesign(tc.design)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var seed uint64
-		for s := uint64(1); s <= 200 && seed == 0; s++ {
+		for s := uint64(1); s <= 300 && seed == 0; s++ {
 			if tc.want(storageSchedule(&d, s, tc.faults), &d) {
 				seed = s
 			}
 		}
 		if seed == 0 {
-			t.Fatalf("%s: no seed of 1 to 200 draws the schedule wanted", tc.design)
+			t.Fatalf("%s: no seed of 1 to 300 draws the schedule wanted", tc.design)
 		}
 		trace := storageSchedule(&d, seed, tc.faults)
 		t.Run(fmt.Sprintf("%s/seed%d", tc.design, seed), func(t *testing.T) {
@@ -130,6 +131,13 @@ func TestStorageFaultSchedulesAgree(t *testing.T) {
 			}
 		})
 	}
+}
+
+// staleAfterFailover: the schedule has a stale read after a storage
+// failover (served by the old primary, back as the new replica).
+func staleAfterFailover(tr []model.Action, _ *model.Design) bool {
+	f := slices.IndexFunc(tr, func(a model.Action) bool { return a.Kind == model.ActStorageFailover })
+	return f >= 0 && slices.ContainsFunc(tr[f:], func(a model.Action) bool { return a.Kind == model.ActStaleRead })
 }
 
 // has: the schedule has a step of kind k.
