@@ -119,7 +119,10 @@ func (l *etcdQueueConn) acquire(ctx context.Context, c *client, ob *Obs) (model.
 		m := l.m
 		go func() { done <- m.Lock(lctx) }()
 		key := fmt.Sprintf("%s/%x", EtcdLockKey, l.s.Lease())
-		deadline := time.Now().Add(l.lockWait())
+		// past the window the step is late and the run void (played
+		// again, as a loaded machine's); a Lock that has put nothing in
+		// ten windows is stuck
+		deadline := time.Now().Add(10 * l.lockWait())
 		for {
 			select {
 			case err := <-done:
@@ -150,7 +153,7 @@ func (l *etcdQueueConn) acquire(ctx context.Context, c *client, ob *Obs) (model.
 				return model.Reply{Result: model.ResRefused, Token: uint16(tok)}, nil
 			}
 			if time.Now().After(deadline) {
-				return model.Reply{}, fmt.Errorf("etcd Mutex.Lock: neither returned nor put its key within %v", l.lockWait())
+				return model.Reply{}, fmt.Errorf("etcd Mutex.Lock: neither returned nor put its key within %v", 10*l.lockWait())
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
