@@ -1027,6 +1027,11 @@ func (c *client) lookBefore(ctx context.Context, ob *Obs) error {
 			ob.Unsafe = !held
 		}
 	}
+	if c.d.Lock == model.LockEtcdMutex && c.i < c.d.Readers && (ob.Took == model.ActRead || ob.Took == model.ActWrite) {
+		// a reader (recipe.RWMutex): unsafe only while a writer's key is
+		// the first, not beside another reader (the model's readSafe)
+		ob.Unsafe = h != HolderNone && h >= c.d.Readers
+	}
 	return nil
 }
 

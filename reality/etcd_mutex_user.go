@@ -288,7 +288,8 @@ func queueRace(d *model.Design, st *model.StepRecord) bool {
 		return false
 	}
 	c := &st.Before.Clients[a.Client]
-	return c.Phase == model.PhaseAcquire && c.Flags&model.FlagZNode != 0 && st.Before.Nodes[0].Owner == a.Client+1
+	holds := st.Before.Nodes[0].Owner == a.Client+1 || d.Readers > 0 && model.HoldsLock(d, &st.Before, int(a.Client)) // a reader holds with no write key below
+	return c.Phase == model.PhaseAcquire && c.Flags&model.FlagZNode != 0 && holds
 }
 
 // QueueRace reports whether trace pauses a waiter of etcd's queued Mutex

@@ -52,7 +52,7 @@ func TestLoadErrors(t *testing.T) {
 		{"design redis/cad/none/plain,jumps=1\nA acquire\n", "clock jumps are not played"},
 		{"design zookeeper/cad/none/plain,jobs=2\nA acquire\n", "repeated jobs are played for real on one Redis node only"},
 		{"design redis/cad/none/plain,restarts=1\nA acquire\n", "client restarts are not played"},
-		{"design etcd-mutex/del/none/plain,session=3,readers=1\nA acquire\n", "recipe.RWMutex does not look at its own key"},
+		{"design etcd-mutex/del/none/plain,session=3,readers=1,jobs=2\nA acquire\n", "the recipe's RWMutex is played for real with one job a client"},
 		{"lockcheck counterexample\ndesign: nonsense\n", "x.txt:2"},
 	} {
 		_, err := Load("x.txt", c.text)

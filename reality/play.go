@@ -104,6 +104,8 @@ type plant struct {
 	// rwGet: etcd's RWMutex with the queued Mutex's Get of its own key once
 	// its wait ends: a reader or writer whose session expired is told so
 	rwGet bool
+	// rwAsWriter: etcd's RWMutex with a reader calling Lock, not RLock
+	rwAsWriter bool
 	// noGate: a user's Redlock Acquire reaches every node at once, not
 	// node k at the attempt's step for node k (redlock_user.go)
 	noGate bool

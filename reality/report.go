@@ -308,7 +308,8 @@ func realSide(d *model.Design, p *Play) Side {
 			s.Unsafe = append(s.Unsafe, Moment{ob.Seq, ob.Tick, who})
 			show("exclusive", ob.Seq)
 		}
-		if bits.OnesCount8(ob.Inside) >= 2 {
+		readers := uint8(1)<<d.Readers - 1 // etcd's RWMutex: readers share the lock; mutex is a writer beside anyone (the model's rwConflict)
+		if bits.OnesCount8(ob.Inside) >= 2 && ob.Inside&^readers != 0 {
 			show("mutex", ob.Seq)
 		}
 		if ob.RemovedOther {

@@ -297,8 +297,6 @@ func (w *etcdWorld) token(ctx context.Context, key string) (int, error) {
 // etcdQueueOK reports whether a queued-Mutex design is played for real.
 func etcdQueueOK(d *model.Design) error {
 	switch {
-	case d.Readers > 0 && d.SessionCheck != model.SessionCheckNone:
-		return fmt.Errorf("design %s: etcd's recipe.RWMutex does not look at its own key once waitOnLastRev returns (etcd issue 16221): want session-check=none with readers=K (get is not what the recipe does)", d.Name())
 	case d.Readers > 0 && d.Jobs > 1:
 		return fmt.Errorf("design %s: the recipe's RWMutex is played for real with one job a client; set jobs=1", d.Name())
 	case d.Release != model.ReleaseDel:

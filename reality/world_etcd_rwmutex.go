@@ -21,7 +21,10 @@ import (
 // revision and a watch for its delete, until none is left; Lock puts
 // pfx/write/<now> and waits until no key at all is below its own. Neither
 // looks at its own key when the wait ends (etcd issue 16221): the model's
-// session-check=none, and the only one played. The recipe takes no
+// session-check=none. session-check=get (the model's RWMutex with a Get
+// of its own key once the wait ends) is played as the recipe's call and
+// then that Get, by the world: none is the model's "its session expired
+// while it waited; a new session, lock again". The recipe takes no
 // context (rwm.ctx is context.TODO()): a wait still blocked at the run's
 // end ends with the client's etcd client.
 //
@@ -47,8 +50,9 @@ func (l *etcdQueueConn) rwStart() chan error {
 	return done
 }
 
-// reader reports whether the client takes read locks.
-func (l *etcdQueueConn) reader() bool { return l.i < l.d.Readers }
+// reader reports whether the client takes read locks (planted
+// rwAsWriter: every client calls Lock).
+func (l *etcdQueueConn) reader() bool { return l.i < l.d.Readers && !l.w.opts.plant.rwAsWriter }
 
 // rwCall names the recipe's call of the client.
 func (l *etcdQueueConn) rwCall() string {
@@ -134,7 +138,7 @@ func (l *etcdQueueConn) rwAcquire(ctx context.Context, ob *Obs) (model.Reply, er
 		if err != nil {
 			return model.Reply{}, fmt.Errorf("etcd RWMutex.%s: %v", call, err)
 		}
-		if l.w.opts.plant.rwGet { // planted: the recipe with Mutex's Get of its own key
+		if l.d.SessionCheck == model.SessionCheckGet || l.w.opts.plant.rwGet { // the recipe, then a Get of its own key (planted rwGet: under session-check=none)
 			_, mine, _, err := l.w.rwKey(ctx, l.s.Lease(), l.reader())
 			if err != nil {
 				return model.Reply{}, err
