@@ -29,18 +29,7 @@ func TestEtcdQueuedMutex(t *testing.T) {
 		t.Skip("skipped with -short: etcd runs of 10 to 30s (2s ticks), side by side")
 	}
 	t.Parallel()
-	bin, err := FindServer()
-	if err != nil {
-		needServer(t) // skips or fails as every real-Redis test does
-		t.Fatal(err)
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	srv, err := StartServer(sctx, bin)
-	cancel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop() })
+	srv := lockServer(t, false)
 
 	type run struct {
 		name string

@@ -125,11 +125,6 @@ func TestEtcdMutexUserClient(t *testing.T) {
 		t.Skip("skipped with -short: etcd runs of 20 to 60s (2s ticks), side by side")
 	}
 	t.Parallel()
-	bin, err := FindServer()
-	if err != nil {
-		needServer(t) // skips or fails as every real-Redis test does
-		t.Fatal(err)
-	}
 	type run struct {
 		name string
 		in   *Input
@@ -206,14 +201,7 @@ func TestEtcdMutexUserClient(t *testing.T) {
 	// redis-servers of the test's own for the storage, eight runs each
 	var srvs []*Server
 	for len(srvs)*8 < len(runs) {
-		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		srv, err := StartServer(sctx, bin)
-		cancel()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { srv.Stop() })
-		srvs = append(srvs, srv)
+		srvs = append(srvs, lockServer(t, false))
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup

@@ -1,11 +1,9 @@
 package reality
 
 import (
-	"context"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"lockcheck/explore"
 	"lockcheck/model"
@@ -27,18 +25,7 @@ func TestEtcdRWMutex(t *testing.T) {
 		t.Skip("skipped with -short: etcd runs of 10 to 30s (2s ticks), side by side")
 	}
 	t.Parallel()
-	bin, err := FindServer()
-	if err != nil {
-		needServer(t)
-		t.Fatal(err)
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	srv, err := StartServer(sctx, bin)
-	cancel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop() })
+	srv := lockServer(t, false)
 
 	type run struct {
 		name  string

@@ -87,14 +87,19 @@ func reproduce(t *testing.T, in *Input, opts Options) *Comparison {
 	}
 }
 
-// lockServer starts a Redis of the lock's own, stopped when the test ends.
+// lockServer starts a Redis of the test's own, stopped when the test
+// ends; without redis-server it skips or fails as every real-Redis test
+// does (needServer).
 func lockServer(t *testing.T, persist bool) *Server {
 	t.Helper()
 	bin, err := FindServer()
 	if err != nil {
+		needServer(t)
 		t.Fatal(err)
 	}
-	s, err := StartServerPersist(context.Background(), bin, persist)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	s, err := StartServerPersist(ctx, bin, persist)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -158,34 +158,48 @@ func (l *etcdQueueConn) acquire(ctx context.Context, c *client, ob *Obs) (model.
 			time.Sleep(2 * time.Millisecond)
 		}
 	}
-	t := time.NewTimer(l.lockWait())
-	defer t.Stop()
-	select {
-	case err := <-l.lockDone:
-		l.lockDone = nil
+	return l.awaitLock(ctx, ob, "Lock", func(err error) (model.Reply, error) {
 		switch {
 		case err == nil:
 			ob.Told = "Lock → nil (its predecessor's key deleted, its own found)"
 			ob.Result = model.ResOK
 			return model.Reply{Result: model.ResOK}, nil
 		case errors.Is(err, concurrency.ErrSessionExpired):
-			// the model's "a new session, Lock again next tick"
-			ob.Told = "Lock → " + errText(err)
-			l.s.Orphan()
-			if err := l.newQueueSession(ctx); err != nil {
-				return model.Reply{}, err
-			}
-			ob.Result = model.ResNoop
-			return model.Reply{Result: model.ResNoop}, nil
+			return l.renewSession(ctx, ob, "Lock → "+errText(err))
 		}
 		return model.Reply{}, fmt.Errorf("etcd Mutex.Lock: %v", err)
+	})
+}
+
+// awaitLock is a later acquire step of a Lock (or RLock) still running:
+// it waits within the tick's window for the call to return, and took
+// says what its answer means; still blocked, the step is refused.
+func (l *etcdQueueConn) awaitLock(ctx context.Context, ob *Obs, call string, took func(error) (model.Reply, error)) (model.Reply, error) {
+	t := time.NewTimer(l.lockWait())
+	defer t.Stop()
+	select {
+	case err := <-l.lockDone:
+		l.lockDone = nil
+		return took(err)
 	case <-t.C:
-		ob.Told = "Lock still blocked"
+		ob.Told = call + " still blocked"
 		ob.Result = model.ResRefused
 		return model.Reply{Result: model.ResRefused}, nil
 	case <-ctx.Done():
 		return model.Reply{}, ctx.Err()
 	}
+}
+
+// renewSession is the model's "a new session, Lock again next tick": the
+// client's Lock found its session expired (told says how).
+func (l *etcdQueueConn) renewSession(ctx context.Context, ob *Obs, told string) (model.Reply, error) {
+	ob.Told = told
+	l.s.Orphan()
+	if err := l.newQueueSession(ctx); err != nil {
+		return model.Reply{}, err
+	}
+	ob.Result = model.ResNoop
+	return model.Reply{Result: model.ResNoop}, nil
 }
 
 // release is Unlock: a delete of its key by name (release=del), which

@@ -130,11 +130,7 @@ func (l *etcdQueueConn) rwAcquire(ctx context.Context, ob *Obs) (model.Reply, er
 			time.Sleep(2 * time.Millisecond)
 		}
 	}
-	t := time.NewTimer(l.lockWait())
-	defer t.Stop()
-	select {
-	case err := <-l.lockDone:
-		l.lockDone = nil
+	return l.awaitLock(ctx, ob, call, func(err error) (model.Reply, error) {
 		if err != nil {
 			return model.Reply{}, fmt.Errorf("etcd RWMutex.%s: %v", call, err)
 		}
@@ -144,24 +140,13 @@ func (l *etcdQueueConn) rwAcquire(ctx context.Context, ob *Obs) (model.Reply, er
 				return model.Reply{}, err
 			}
 			if !mine {
-				ob.Told, ob.Result = call+" → nil, and a Get finds no key of its own: its session expired", model.ResNoop
-				l.s.Orphan()
-				if err := l.newQueueSession(ctx); err != nil {
-					return model.Reply{}, err
-				}
-				return model.Reply{Result: model.ResNoop}, nil
+				return l.renewSession(ctx, ob, call+" → nil, and a Get finds no key of its own: its session expired")
 			}
 		}
 		ob.Told = call + " → nil (waitOnLastRev: no key it waits for is left below its own)"
 		ob.Result = model.ResOK
 		return model.Reply{Result: model.ResOK}, nil
-	case <-t.C:
-		ob.Told = call + " still blocked"
-		ob.Result = model.ResRefused
-		return model.Reply{Result: model.ResRefused}, nil
-	case <-ctx.Done():
-		return model.Reply{}, ctx.Err()
-	}
+	})
 }
 
 // rwRelease is RUnlock or Unlock: a delete of its key by name
