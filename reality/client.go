@@ -70,6 +70,10 @@ type client struct {
 	// (abandon=retry|fail), whose request waits in the client's proxy
 	// until it lands (the model's Client.Stray)
 	abandoned <-chan error
+	// strayCall is the answer of the call that sent the first copy of a
+	// failed acquire attempt's release (stray), whose request waits in
+	// the client's proxy until it lands (attemptReleasePlayed)
+	strayCall <-chan error
 }
 
 // abandoner is a lock whose acquires a caller can abandon (keyLock): the
@@ -77,6 +81,14 @@ type client struct {
 type abandoner interface {
 	abandonAcquire(ctx context.Context, deadline time.Time) (<-chan error, error)
 	landAbandoned(wait time.Duration) error
+}
+
+// lateSender is a lock whose release a caller can send into a hold and
+// give up on at its deadline (keyLock, attemptReleasePlayed): the
+// request waits in the client's proxy and lands with landAbandoned.
+type lateSender interface {
+	abandoner
+	sendLateRelease(ctx context.Context, k model.ActionKind, value string, deadline time.Time) (<-chan error, error)
 }
 
 // strayRelease is the late first copy of a resent release: its kind and
@@ -588,6 +600,15 @@ func (c *client) delayRelease(ctx context.Context, ob *Obs, k model.ActionKind, 
 	if c.d.TimeoutTicks > 0 && int(p) > c.d.TimeoutTicks {
 		ob.Token, ob.Value = c.token(false), int(c.m.Read)+1 // what the model's delay tells of the request
 		c.stray = &strayRelease{k: k, value: lr.lockValue()}
+		if ls, ok := c.lk.(lateSender); ok && attemptReleasePlayed(c.d) && c.lib() == nil {
+			// a failed attempt's release: sent now, held in the network,
+			// given up on at the caller's timeout (lateRelease lands it)
+			done, err := ls.sendLateRelease(ctx, k, c.stray.value, c.clk.start(int(now)+c.d.TimeoutTicks))
+			if err != nil {
+				return err
+			}
+			c.strayCall = done
+		}
 		c.m.SendResent(c.d, k, now, p)
 		return nil
 	}
@@ -706,10 +727,60 @@ func (c *client) strayArrive(ctx context.Context, ob *Obs) error {
 		return fmt.Errorf("client %s: a late release is played on one Redis node only", model.ClientName(c.i))
 	}
 	ob.Took, ob.Held = model.ActArrive, model.ActRelease
+	if c.strayCall != nil {
+		return c.lateRelease(ctx, ob)
+	}
 	if _, err := lr.releaseCopy(ctx, c, c.stray.k, c.stray.value, ob); err != nil {
 		return err
 	}
 	c.stray = nil
+	c.m.StrayArrived()
+	return nil
+}
+
+// lateRelease is the first copy of a failed acquire attempt's release
+// landing now (attemptReleasePlayed; model: strayArrive): its call gave
+// up at the caller's timeout (it must have failed by now: else the
+// network did not hold it), the proxy lets the request through, and the
+// server applies it to the key as it is now: check-and-delete of the
+// failed attempt's value (or a plain DEL). Its reply stays in the proxy
+// (its caller has gone): what it did is told by the looks right before
+// and after it, the key the client's before and not after.
+func (c *client) lateRelease(ctx context.Context, ob *Obs) error {
+	ls, ok := c.lk.(lateSender)
+	if !ok {
+		return fmt.Errorf("client %s: a failed attempt's late release is played on one Redis node only", model.ClientName(c.i))
+	}
+	wait, cancel := context.WithTimeout(ctx, c.clk.tick/2) // its deadline passed a tick ago at least
+	defer cancel()
+	var err error
+	select {
+	case err = <-c.strayCall:
+	case <-wait.Done():
+		return fmt.Errorf("client %s: its failed attempt's release call has not given up by its arrive step, past its deadline", model.ClientName(c.i))
+	}
+	c.strayCall, c.stray = nil, nil
+	if err == nil { // answered: the network let it through when it was sent
+		ob.Skipped, ob.Why = true, "its failed attempt's release was answered when it was sent: the network did not hold it"
+		c.m.StrayArrived()
+		return nil
+	}
+	ob.Told = "release → " + clipTold(err.Error())
+	if err := c.lookBefore(ctx, ob); err != nil {
+		return err
+	}
+	if err := ls.landAbandoned(c.clk.tick); err != nil {
+		return err
+	}
+	after, err := c.obs.holder(ctx)
+	if err != nil {
+		return err
+	}
+	n := int64(0)
+	if ob.Before >= 0 && after != ob.Before {
+		n = 1
+	}
+	deletedReply(c.d, c, ob, n)
 	c.m.StrayArrived()
 	return nil
 }
@@ -942,6 +1013,9 @@ func (c *client) arriveAcquire(ctx context.Context, ob *Obs, now uint8) error {
 	}
 	if t.Flags&model.EvGiveUp != 0 {
 		ob.Result = model.ResRefused
+		if c.m.Phase == model.PhaseRelease { // the attempt's release is a step of its own, next (attemptReleasePlayed)
+			return nil
+		}
 		if kl, ok := c.lk.(*keyLock); ok && kl.lib == nil { // a library has deleted its key itself
 			return kl.dropOwn(ctx)
 		}

@@ -62,6 +62,8 @@ func CheckClient(name string, d *model.Design) error {
 			return fmt.Errorf("client %s: repeated jobs (jobs=%d) are played with lockcheck's own client only; want jobs=1", lib, d.Jobs)
 		case d.Delays > 0 && d.TimeoutTicks > 0 && d.DelayAt == model.PlaceRelease:
 			return fmt.Errorf("client %s: a resent release's late first copy is played with lockcheck's own client only; want timeout=0", lib)
+		case d.Check == model.CheckAcquire && d.Delays >= 2 && d.TimeoutTicks > 0 && d.DelayAt == model.PlaceAcquire:
+			return fmt.Errorf("client %s: a failed attempt's release held past the timeout (check=acquire, delays >= 2, delay-at=acquire) is played with lockcheck's own client only; want timeout=0", lib)
 		case d.Abandon != model.AbandonNone:
 			return fmt.Errorf("client %s: an acquire its caller abandons is played with lockcheck's own client only; want abandon=none", lib)
 		case d.Watchdog == model.WatchdogSidecar:

@@ -313,7 +313,9 @@ func window(d *model.Design, tick time.Duration) time.Duration {
 // row lock (postgres.go); with the client faults (pause, slow, crash,
 // delay), partitions from one Redis node (partitionPlayed), and storage
 // failovers and stale reads on a storage primary and replica of the
-// run's own (storage_replica.go; storage-loses=unsynced only). Clock
+// run's own (storage_replica.go; storage-loses=unsynced only); a
+// failed acquire attempt's release held past the timeout on one Redis
+// node (attemptReleasePlayed, value=job or acquire). Clock
 // jumps, other partitions, lost replies and client clock jumps are not
 // played. Playable (playable.go) turns its refusal into a NotPlayable.
 func playable(d *model.Design) error {
@@ -365,8 +367,8 @@ func playable(d *model.Design) error {
 	if d.Reenter != model.ReenterNone {
 		return fmt.Errorf("design %s: nested acquires (reenter=%s) are not played for real yet; set reenter=none", d.Name(), d.Reenter)
 	}
-	if d.TimeoutTicks > 0 && !lostReleasePlayed(d) && !resendPlayed(d) && !abandonPlayed(d) {
-		return fmt.Errorf("design %s: resends after a timeout are not played for real yet (but a release to one Redis node lost on the way, lose=request, lose-at=release, or held past the timeout, delay-at=release); set timeout=0", d.Name())
+	if d.TimeoutTicks > 0 && !lostReleasePlayed(d) && !resendPlayed(d) && !abandonPlayed(d) && !attemptReleasePlayed(d) {
+		return fmt.Errorf("design %s: resends after a timeout are not played for real yet (but a release to one Redis node lost on the way, lose=request, lose-at=release, or held past the timeout, delay-at=release, or a failed attempt's, check=acquire, delay-at=acquire); set timeout=0", d.Name())
 	}
 	if d.Jobs > 1 && d.Lock != model.LockRedis {
 		return fmt.Errorf("design %s: repeated jobs are played for real on one Redis node only (lock=redis); set jobs=1", d.Name())
@@ -416,6 +418,23 @@ func resendPlayed(d *model.Design) bool {
 // gives up, and lands at its arrive step (client.abandonAcquire).
 func abandonPlayed(d *model.Design) bool {
 	return d.Lock == model.LockRedis && d.Abandon != model.AbandonNone && d.DelayAt == model.PlaceAcquire && d.Jobs == 1 && d.Losses == 0
+}
+
+// attemptReleasePlayed reports whether the design's failed acquire
+// attempts' releases (model/jobs.go, attemptRelease: check=acquire,
+// delays >= 2, a timeout) are played for real: at delay-at=acquire (any
+// would hold writes past the timeout too), on one Redis node
+// (lock=redis, release=cad or del, one job, no lost requests or
+// abandoned acquires). The acquire's reply is held in the client's proxy
+// (holdAcquire); the attempt's release, held past the timeout, is sent
+// into the gate of a proxy of its own under its caller's deadline,
+// resent on the lock's connection once that passes, and lands at its
+// arrive step with the failed attempt's value (client.delayRelease,
+// client.lateRelease).
+func attemptReleasePlayed(d *model.Design) bool {
+	return d.Lock == model.LockRedis && d.Check == model.CheckAcquire && d.Delays >= 2 && d.TimeoutTicks > 0 &&
+		d.DelayAt == model.PlaceAcquire && d.Release != model.ReleaseGetDel &&
+		d.Jobs == 1 && d.Losses == 0 && d.Abandon == model.AbandonNone
 }
 
 // touchesKey reports whether a step can change the lock key (the others

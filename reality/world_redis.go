@@ -252,6 +252,8 @@ type keyLock struct {
 	lateNet *netHold
 	// leakAbandoned: planted bug: the abandoned acquire is not held
 	leakAbandoned bool
+	// attempts counts its acquires (value=acquire: a value per attempt)
+	attempts int
 }
 
 // crashed: a user's client dies with its process (userCrashed); the
@@ -305,7 +307,7 @@ func newKeyLock(ctx context.Context, d *model.Design, opts *Options, sc storageS
 	if d.Wait == model.WaitNotify {
 		l.sub = redis.NewClient(lockOptions(d, lockVia, opts.LockDB)).Subscribe(context.Background())
 	}
-	if d.Abandon != model.AbandonNone {
+	if d.Abandon != model.AbandonNone || attemptReleasePlayed(d) { // (a failed attempt's late release goes the same way)
 		l.lateUp, l.lateNet, l.leakAbandoned = abandonProxyKey(lockAddr), h, opts.plant.leakAbandoned
 		addr, err := h.viaKey(l.lateUp, lockAddr)
 		if err != nil {
@@ -461,6 +463,10 @@ func (l *keyLock) acquire(ctx context.Context, c *client, ob *Obs) (model.Reply,
 	} else {
 		if !l.processValue {
 			l.value = jobValue(l.d, l.i, int(c.m.Job)) // repeated jobs: a value per job, or one per process
+			if l.d.Value == model.ValueAcquire {       // a value per attempt: its number after the client's
+				l.attempts++
+				l.value = fmt.Sprintf("%s/a%d", model.LockValue(l.i), l.attempts)
+			}
 		}
 		won, tok, err = l.setNX(ctx)
 	}
@@ -642,6 +648,36 @@ func (l *keyLock) abandonAcquire(ctx context.Context, deadline time.Time) (<-cha
 		dctx, cancel := context.WithDeadline(ctx, deadline)
 		defer cancel()
 		_, _, err := l.setNXOn(dctx, l.late)
+		done <- err
+	}()
+	return done, nil
+}
+
+// sendLateRelease sends the release of kind k carrying value into the
+// gate of the client's own proxy (a failed acquire attempt's release,
+// attemptReleasePlayed), as abandonAcquire sends an acquire: the server
+// sees nothing yet, the call gives up at deadline (the caller's timeout)
+// while the command waits in the proxy, and landAbandoned lands it.
+func (l *keyLock) sendLateRelease(ctx context.Context, k model.ActionKind, value string, deadline time.Time) (<-chan error, error) {
+	if l.late == nil {
+		return nil, fmt.Errorf("client %s: no connection for a late release", model.ClientName(l.i))
+	}
+	if err := l.lateNet.gate(l.lateUp, true); err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() {
+		dctx, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
+		var err error
+		switch {
+		case k == model.ActDel || l.d.Release == model.ReleaseDel:
+			err = l.late.Del(dctx, LockKey).Err()
+		case l.d.Bug == model.BugCADNoCheck:
+			err = cadNoCheckScript.Run(dctx, l.late, []string{LockKey}, value).Err()
+		default:
+			err = cadScript.Run(dctx, l.late, []string{LockKey}, value).Err()
+		}
 		done <- err
 	}()
 	return done, nil
