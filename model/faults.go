@@ -73,7 +73,7 @@ var faultTable = [NumFaults]faultRow{
 	FaultClockJump:    {"jumps", "clock jump", "clock jumps", ActClockJump, []string{"jump"}, shownUsed, "Jumped", "clock jumps", "clock jumps are not played for real (Debian's redis-server will not run under libfaketime)"},
 	FaultDelay:        {"delays", "network delay", "network delays", ActDelay, []string{"max-delay", "delay-at"}, shownUsed, "Delayed", "delays", ""},
 	FaultPartition:    {"partitions", "partition", "partitions", ActPartition, []string{"partition", "partition-ticks"}, shownUsed, "Partitioned", "partitions", "partitions are played for real on one Redis node only, cutting the client off from the lock service (lock=redis, partition=service)"},
-	FaultLoss:         {"losses", "lost reply", "lost replies", ActLose, []string{"lose-at", "lose", "release-fail"}, shownUsed, "LostReplies", "lost replies", "lost replies and requests are played for real at a release to one Redis node only (lock=redis, lose-at=release, delays=0)"},
+	FaultLoss:         {"losses", "lost reply", "lost replies", ActLose, []string{"lose-at", "lose", "release-fail"}, shownUsed, "LostReplies", "lost replies", "lost replies and requests are played for real at a release to one Redis node (lock=redis, lose-at=release, delays=0) and a ZooKeeper create's lost reply only (lock=zookeeper, lose=reply, lose-at=acquire)"},
 	FaultClientJump:   {"client-jumps", "client clock jump", "client clock jumps", ActSkew, []string{"client-jump"}, shownUsed, "ClockSkewed", "client clock jumps", "client clock jumps are not played for real yet"},
 	FaultCounterCrash: {"counter-crashes", "fencing-counter crash", "fencing-counter crashes", ActCounterCrash, nil, shownUsed, "CounterCrashed", "fence counter crashes", ""},
 

@@ -864,9 +864,12 @@ func (c *client) lateAcquire(ctx context.Context, ob *Obs) error {
 // send when it retries, which is what the schedule shows.
 func (c *client) loseRequest(ctx context.Context, ob *Obs, now uint8) error {
 	k := c.m.Next(c.d)
+	if cl, ok := c.lk.(createLoser); ok && c.net != nil && k == model.ActAcquire && c.d.Lose == model.LoseReply {
+		return cl.loseCreate(ctx, c, ob, now) // a ZooKeeper create's reply (zookeeper_lost.go)
+	}
 	rh, ok := c.lk.(replyHolder)
 	if !ok || c.net == nil || k != model.ActRelease {
-		return fmt.Errorf("client %s: a lost %s is not played for real (a release lost on the way to one Redis node is, or its reply)", model.ClientName(c.i), k)
+		return fmt.Errorf("client %s: a lost %s is not played for real (a release lost on the way to one Redis node is, or its reply, and a ZooKeeper create's reply)", model.ClientName(c.i), k)
 	}
 	up := rh.lockUpstream()
 	if c.d.Lose == model.LoseReply {

@@ -160,6 +160,13 @@ func describe(d *model.Design, v view) string {
 	case model.ActStorageFailover:
 		return fmt.Sprintf("storage primary killed, replica promoted: counter %d, highest token %d", v.Value, v.Token)
 	case model.ActLose:
+		if d.Lock == model.LockZooKeeper && d.Lose == model.LoseReply && d.LoseAt == model.PlaceAcquire { // a create (zookeeper_lost.go)
+			at := "waits"
+			if v.Result == model.ResOK {
+				at = "the lowest"
+			}
+			return fmt.Sprintf("create node %d applied (%s), its reply lost; key: %s", v.Token, at, holderName(v.After))
+		}
 		if d.Lose == model.LoseReply {
 			done := "nothing deleted"
 			if v.Result == model.ResOK {

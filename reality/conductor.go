@@ -364,6 +364,13 @@ func (k *conductor) clientStep(ctx context.Context, seq int, a model.Action, ord
 	k.inside = setBit(k.inside, i, m.InCriticalSection())
 	k.waiting = setBit(k.waiting, i, m.Flags&model.FlagWaiting != 0)
 	k.forgot = setBit(k.forgot, i, forgets(d, m))
+	if nf, ok := k.clients[i].lk.(nodeForgetter); ok && d.Losses > 0 { // a ZooKeeper node of its session it does not know of
+		f, err := nf.forgetsNode(ctx)
+		if err != nil {
+			return Obs{}, fmt.Errorf("step %d (%s at t=%d): %v", seq, a, now, err)
+		}
+		k.forgot = setBit(k.forgot, i, f)
+	}
 	if ob.Notified > 0 {
 		k.waiting = 0 // the notice reached every sleeper: they are awake
 	}
@@ -387,7 +394,8 @@ func (k *conductor) clientStep(ctx context.Context, seq int, a model.Action, ord
 // with no belief and no request of its own on its way (model: forgotten):
 // a key of its own is one it does not know of, and waits on. Counted on
 // one Redis node only, where the model counts it so (a ZooKeeper node
-// lives by its session: zkOrphan).
+// lives by its session: zkOrphan; one of its session's that the client
+// does not know of is nodeForgetter's).
 func forgets(d *model.Design, m *model.Client) bool {
 	if d.Lock != model.LockRedis {
 		return false

@@ -112,6 +112,8 @@ type plant struct {
 	// sidecarHeld: a sidecar's renewals go through a proxy its worker's
 	// pauses hold, as if it ran in the worker's process
 	sidecarHeld bool
+	// zkLost: a lost ZooKeeper create's bugs (zookeeper_lost.go)
+	zkLost zkLostPlant
 	// sidecarDies: a sidecar stops when its worker crashes, as if it were
 	// a thread of the worker's
 	sidecarDies bool
@@ -315,9 +317,11 @@ func window(d *model.Design, tick time.Duration) time.Duration {
 // failovers and stale reads on a storage primary and replica of the
 // run's own (storage_replica.go; storage-loses=unsynced only); a
 // failed acquire attempt's release held past the timeout on one Redis
-// node (attemptReleasePlayed, value=job or acquire). Clock
-// jumps, other partitions, lost replies and client clock jumps are not
-// played. Playable (playable.go) turns its refusal into a NotPlayable.
+// node (attemptReleasePlayed, value=job or acquire); lost releases on one
+// Redis node (lostReleasePlayed) and lost ZooKeeper creates
+// (lostCreatePlayed). Clock jumps, other partitions, other lost replies
+// and client clock jumps are not played. Playable (playable.go) turns its
+// refusal into a NotPlayable.
 func playable(d *model.Design) error {
 	if why := model.Service(d.Lock).Unplayed; why != "" { // the service's row says (model/lock_*.go)
 		return fmt.Errorf("design %s: lock %s is not played for real: %s", d.Name(), d.Lock, why)
@@ -343,7 +347,7 @@ func playable(d *model.Design) error {
 		}
 	}
 	for _, f := range model.Faults() { // the fault table says which faults are played
-		if f == model.FaultLoss && lostReleasePlayed(d) || f == model.FaultPartition && partitionPlayed(d) {
+		if f == model.FaultLoss && (lostReleasePlayed(d) || lostCreatePlayed(d)) || f == model.FaultPartition && partitionPlayed(d) {
 			continue
 		}
 		if why := f.Unplayed(); why != "" && f.Budget(d) > 0 {
@@ -367,8 +371,8 @@ func playable(d *model.Design) error {
 	if d.Reenter != model.ReenterNone {
 		return fmt.Errorf("design %s: nested acquires (reenter=%s) are not played for real yet; set reenter=none", d.Name(), d.Reenter)
 	}
-	if d.TimeoutTicks > 0 && !lostReleasePlayed(d) && !resendPlayed(d) && !abandonPlayed(d) && !attemptReleasePlayed(d) {
-		return fmt.Errorf("design %s: resends after a timeout are not played for real yet (but a release to one Redis node lost on the way, lose=request, lose-at=release, or held past the timeout, delay-at=release, or a failed attempt's, check=acquire, delay-at=acquire); set timeout=0", d.Name())
+	if d.TimeoutTicks > 0 && !lostReleasePlayed(d) && !lostCreatePlayed(d) && !resendPlayed(d) && !abandonPlayed(d) && !attemptReleasePlayed(d) {
+		return fmt.Errorf("design %s: resends after a timeout are not played for real yet (but a release to one Redis node lost on the way, lose=request, lose-at=release, or held past the timeout, delay-at=release, or a failed attempt's, check=acquire, delay-at=acquire, and a ZooKeeper create whose reply is lost, lose-at=acquire); set timeout=0", d.Name())
 	}
 	if d.Jobs > 1 && d.Lock != model.LockRedis {
 		return fmt.Errorf("design %s: repeated jobs are played for real on one Redis node only (lock=redis); set jobs=1", d.Name())

@@ -195,9 +195,14 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 				p.mu.Unlock()
 				return
 			}
-			if push := pushes(buf[:n]); reply && p.dropReplies && !p.done && push > 0 {
+			push := pushes(buf[:n])
+			if p.zkPing {
+				push = zkEvents(buf[:n])
+			}
+			if reply && p.dropReplies && !p.done && push > 0 {
 				// a RESP3 push (an invalidation of a key the client
-				// tracks) is no reply: it goes on, the rest is dropped
+				// tracks) is no reply, nor a ZooKeeper ping's reply or
+				// watch event: it goes on, the rest is dropped
 				done := p.done
 				p.mu.Unlock()
 				if done {
@@ -217,6 +222,9 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 				select {
 				case p.droppedReply <- struct{}{}:
 				default:
+				}
+				if p.zkPing { // one reply: the client's reconnect (its session's handshake) goes through
+					p.dropReplies = false
 				}
 				p.mu.Unlock()
 				return

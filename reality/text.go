@@ -57,6 +57,9 @@ func (c *Comparison) Text() string {
 			d.Level, advisoryPoolWords(d), c.TickMS, d.TTLTicks, advisoryTimeout(d), c.PXMS)
 	} else if d.Lock == model.LockZooKeeper {
 		nodes := zkDir + "/X-<seq>"
+		if d.Protect == model.ProtectYes {
+			nodes = zkDir + "/" + zkProtectedPrefix + "<GUID>-X-<seq> (protected mode)"
+		}
 		if c.Client == ClientUser || c.Client == ClientZkLock {
 			nodes = zkDir + "/<the recipe's name>-<seq>, data X's lock value"
 		}

@@ -75,7 +75,8 @@ func (w *zkWorld) lock(ctx context.Context, i int, h *netHold) (realLock, error)
 		st.closeStore()
 		return nil, fmt.Errorf("client %s: %v", model.ClientName(i), err)
 	}
-	return &zkLockConn{redisStore: st, d: w.d, i: i, zk: &zkLock{c: zc, me: i, clients: w.d.Clients}}, nil
+	z := &zkLock{c: zc, me: i, clients: w.d.Clients, protect: w.d.Protect == model.ProtectYes}
+	return &zkLockConn{redisStore: st, d: w.d, i: i, zk: z, up: w.addr, obsC: w.obsC, plant: w.opts.plant.zkLost}, nil
 }
 
 func (w *zkWorld) stop() {
@@ -94,6 +95,11 @@ type zkLockConn struct {
 	d  *model.Design
 	i  int
 	zk *zkLock
+	// up is the server (its proxy's key), obsC the observer's session:
+	// a lost create's play (zookeeper_lost.go)
+	up    string
+	obsC  *zk.Conn
+	plant zkLostPlant
 }
 
 func (l *zkLockConn) connect(ctx context.Context) error { return l.connectStore(ctx, l.i) }

@@ -25,9 +25,10 @@ import (
 // timeout), with github.com/go-zookeeper/zk as the client. Each client has
 // a session of its own, through its proxy, whose timeout is the design's
 // session ticks less half a tick (as PX is for Redis), and creates an
-// ephemeral sequential node /lockcheck/lock/X-<seq> (X its letter) on its
-// first acquire; the lowest node holds the lock, and its sequence number
-// is the fencing token. A pause holds the client's traffic: no heartbeat
+// ephemeral sequential node /lockcheck/lock/X-<seq> (X its letter; with
+// protect=yes /lockcheck/lock/_c_<GUID>-X-<seq>, protected mode:
+// zookeeper_lost.go) on its first acquire; the lowest node holds the lock,
+// and its sequence number is the fencing token. A pause holds the client's traffic: no heartbeat
 // reaches the server, the session expires and its node vanishes, as the
 // model says.
 
@@ -237,7 +238,7 @@ func zkQueue(c *zk.Conn, clients int) ([][2]int, error) {
 	}
 	var q [][2]int
 	for _, k := range kids {
-		who, seq, ok := strings.Cut(k, "-")
+		who, seq, ok := strings.Cut(zkUnprotected(k), "-")
 		if !ok || who == "filler" {
 			continue
 		}
@@ -264,11 +265,24 @@ type zkLock struct {
 	clients int
 	path    string // its node, "" when it has none
 	seq     int
+	// protect: protected mode (protect=yes): its node's name carries a
+	// GUID (zookeeper_lost.go); lost: the GUID of a create whose reply
+	// was lost, which its next acquire looks for ("" none)
+	protect bool
+	lost    string
+	// lostOnce: a create's reply was lost (the session may own a node
+	// the client does not know of)
+	lostOnce bool
+	// lostNode: planted bug (plant.zkFlipProtect with protect=no): the
+	// node of the lost create, which the next acquire takes as its own
+	lostNode string
 }
 
 // acquire creates the client's node if it has none (or its session lost
-// it), then holds the lock if its node is the lowest. created is the new
-// node's sequence number (0: no node created by this step).
+// it; after a lost create's reply, in protected mode, it first looks for
+// that node by its GUID: findLost), then holds the lock if its node is the
+// lowest. created is the new node's sequence number (0: no node created by
+// this step).
 func (l *zkLock) acquire(ctx context.Context) (won bool, created int, err error) {
 	if l.path != "" {
 		ok, _, err := l.c.Exists(l.path)
@@ -282,15 +296,18 @@ func (l *zkLock) acquire(ctx context.Context) (won bool, created int, err error)
 			l.path = ""
 		}
 	}
+	if l.path == "" && (l.lost != "" || l.lostNode != "") { // its last create's reply was lost
+		if err := l.findLost(); err != nil {
+			return false, 0, err
+		}
+	}
 	if l.path == "" {
-		p, err := l.c.Create(zkDir+"/"+model.ClientName(l.me)+"-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		p, err := l.c.Create(l.nodeName(l.newGUID()), nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 		if err != nil {
 			return false, 0, fmt.Errorf("ZooKeeper create: %v", err)
 		}
-		l.path = p
-		_, seq, _ := strings.Cut(p[len(zkDir)+1:], "-")
-		if l.seq, err = strconv.Atoi(seq); err != nil {
-			return false, 0, fmt.Errorf("ZooKeeper create: node %q", p)
+		if err := l.take(p); err != nil {
+			return false, 0, err
 		}
 		created = l.seq
 	}
