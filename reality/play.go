@@ -315,7 +315,8 @@ func window(d *model.Design, tick time.Duration) time.Duration {
 // row lock (postgres.go); with the client faults (pause, slow, crash,
 // delay), partitions from one Redis node (partitionPlayed), and storage
 // failovers and stale reads on a storage primary and replica of the
-// run's own (storage_replica.go; storage-loses=unsynced only); a
+// run's own (storage_replica.go; with storage-loses=fence the pair holds
+// only the fencing state, apart from the counter's row); a
 // failed acquire attempt's release held past the timeout on one Redis
 // node (attemptReleasePlayed, value=job or acquire); lost releases on one
 // Redis node (lostReleasePlayed) and lost ZooKeeper creates
@@ -353,9 +354,6 @@ func playable(d *model.Design) error {
 		if why := f.Unplayed(); why != "" && f.Budget(d) > 0 {
 			return fmt.Errorf("design %s: %s; set %s=0", d.Name(), why, f.Param())
 		}
-	}
-	if err := storageOK(d); err != nil {
-		return err
 	}
 	if d.Lock == model.LockReplica {
 		if err := replicaOK(d); err != nil {

@@ -496,6 +496,7 @@ type netHold struct {
 	proxies map[string]*proxy
 	order   []string
 	store   string // the storage's proxy (newRedisStore), which holdLock leaves open
+	row     string // the storage row's proxy when the fence is apart (rowProxyKey), left open too
 	leak    bool   // planted bug: its HTTP/2 proxies leak held replies (proxy.leak)
 	leakCut bool   // planted bug: a partition lets the client's requests through (proxy.leakCut)
 	// unheld are the proxies of another process beside the client's (a
@@ -546,10 +547,15 @@ func (h *netHold) viaKey(key, upstream string) (string, error) {
 // client's lock traffic is held while its delayed write still arrives.
 func lockProxyKey(upstream string) string { return "lock@" + upstream }
 
+// rowProxyKey names a client's proxy to the storage's row when the
+// fencing state is kept apart from it (fenceApart), on the server the
+// lock may use too.
+func rowProxyKey(upstream string) string { return "row@" + upstream }
+
 // holdLock holds the traffic of every proxy but the storage's.
 func (h *netHold) holdLock() {
 	for _, u := range h.order {
-		if u != h.store {
+		if u != h.store && u != h.row {
 			h.proxies[u].hold()
 		}
 	}

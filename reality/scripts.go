@@ -114,10 +114,20 @@ return redis.call('INCR', KEYS[2])`)
 // read-only (flags=no-writes, as a replica runs it), it refuses a token
 // below the highest the replica has (max-token, max-write) and records
 // nothing, as the model's replicaRead.
+//
+// With the fencing state kept apart from the row (fenceApart:
+// storage-loses=fence, max-token or max-write), a token check of its own
+// runs first on the fence's server (fenceRead, fenceWrite: {1} passed,
+// {0, highest token} refused, recording as the design's check records),
+// and read, write and apply are then the row's alone, on the row's
+// server: the counter and version read, and the counter SET.
 type storageScripts struct {
 	read, write *redis.Script
 	apply       *redis.Script // fence-check=two-step: the unchecked write (nil: atomic)
 	replicaRead *redis.Script
+	// fenceRead, fenceWrite: the token checks on the fence's own server
+	// (nil: the check and the row are one script)
+	fenceRead, fenceWrite *redis.Script
 }
 
 const readTail = `
@@ -146,15 +156,7 @@ func storageSource(mode model.StorageMode, bug model.Bug, twoStep bool) (read, w
 	if twoStep && (mode == model.StorageMaxToken || mode == model.StorageMaxWrite) {
 		setCounter = "\nreturn {1}" // passed: the apply sets the counter
 	}
-	tokenCheck := func(cmp, rec string, arg int) string {
-		return strings.NewReplacer("ARG", []string{"", "ARGV[1]", "ARGV[2]"}[arg], "CMP", cmp, "REFUSE", refuse, "RECORD", rec).Replace(`
-local t = tonumber(ARG)
-if t ~= 0 then
-  local m = tonumber(redis.call('GET', KEYS[2]) or '0')
-  if REFUSE and CMP then return {0, m} end
-  RECORD
-end`)
-	}
+	tokenCheck := func(cmp, rec string, arg int) string { return tokenCheckSource(cmp, refuse, rec, arg) }
 	switch mode {
 	case model.StorageMaxToken:
 		// refuse a token below the highest seen; reads record theirs too
@@ -175,6 +177,46 @@ redis.call('SET', KEYS[3], v + 1)` + setCounter
 	return readTail, setCounter // plain: accepts everything
 }
 
+// tokenCheckSource is the Lua of a token check: the token sent (ARGV[arg])
+// compared with the highest seen (KEYS[2]), refused when cmp holds (and
+// refuse is true), else recorded by rec.
+func tokenCheckSource(cmp, refuse, rec string, arg int) string {
+	return strings.NewReplacer("ARG", []string{"", "ARGV[1]", "ARGV[2]"}[arg], "CMP", cmp, "REFUSE", refuse, "RECORD", rec).Replace(`
+local t = tonumber(ARG)
+if t ~= 0 then
+  local m = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if REFUSE and CMP then return {0, m} end
+  RECORD
+end`)
+}
+
+// fenceApart reports whether design d keeps its storage's fencing state
+// apart from the counter's row (model: storage.go, fenceApart): a storage
+// failover that loses only it (storage-loses=fence), with a token check of
+// its own (max-token, max-write); cond-update's last_token and cas's
+// version are in the row, and no failover is offered to them.
+func fenceApart(d *model.Design) bool {
+	return storageReplicated(d) && d.StorageLoses == model.LossFence &&
+		(d.Storage == model.StorageMaxToken || d.Storage == model.StorageMaxWrite)
+}
+
+// fenceSource is the Lua of the token checks kept apart from the row
+// (fenceApart), the read's and the write's, as storageSource's with the
+// row left out: each answers {1} when passed.
+func fenceSource(mode model.StorageMode, bug model.Bug) (read, write string) {
+	refuse := "true"
+	if bug == model.BugNoTokenCheck {
+		refuse = "false"
+	}
+	record := "if t > m then redis.call('SET', KEYS[2], t) end"
+	readRecord := record
+	if bug == model.BugReadNoRecord || mode == model.StorageMaxWrite { // max-write: only writes record
+		readRecord = ""
+	}
+	const passed = "\nreturn {1}"
+	return tokenCheckSource("t < m", refuse, readRecord, 1) + passed, tokenCheckSource("t < m", refuse, record, 2) + passed
+}
+
 // replicaReadSource is the Lua of a read served by the storage's replica:
 // max-token and max-write refuse a token below the highest the replica
 // has (bug=no-token-check: none), and nothing is recorded.
@@ -193,14 +235,18 @@ end`
 
 var (
 	storageMu    sync.Mutex
-	storageCache = map[[3]int]storageScripts{}
+	storageCache = map[[4]int]storageScripts{}
 )
 
 // storageFor returns the design's storage scripts.
 func storageFor(d *model.Design) storageScripts {
 	storageMu.Lock()
 	defer storageMu.Unlock()
-	k := [3]int{int(d.Storage), int(d.Bug), int(d.FenceCheck)}
+	apart := fenceApart(d)
+	k := [4]int{int(d.Storage), int(d.Bug), int(d.FenceCheck), 0}
+	if apart {
+		k[3] = 1
+	}
 	if s, ok := storageCache[k]; ok {
 		return s
 	}
@@ -209,6 +255,14 @@ func storageFor(d *model.Design) storageScripts {
 	s := storageScripts{read: redis.NewScript(r), write: redis.NewScript(w), replicaRead: redis.NewScript(replicaReadSource(d.Storage, d.Bug))}
 	if twoStep {
 		s.apply = redis.NewScript(applySource)
+	}
+	if apart { // the checks on the fence's server, then the row's read or SET
+		fr, fw := fenceSource(d.Storage, d.Bug)
+		s.fenceRead, s.fenceWrite = redis.NewScript(fr), redis.NewScript(fw)
+		s.read = redis.NewScript(readTail)
+		if !twoStep {
+			s.write = redis.NewScript(applySource)
+		}
 	}
 	storageCache[k] = s
 	return s

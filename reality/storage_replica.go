@@ -22,6 +22,15 @@ import (
 // ONE), and every client's storage connection is moved to it: what the
 // replica had not received, the accepted writes and the highest token
 // alike (they are keys of one database, checked by one script), is lost.
+//
+// With storage-loses=fence (model: storage.go, fenceApart: max-token,
+// max-write) the primary and replica hold only the fencing state, the
+// highest token its own check records (scripts.go, fenceSource: a fencing
+// proxy's store, a side table), replicated asynchronously; the counter's
+// row is on the run's own storage database, which the failover does not
+// touch, as the model's synchronously replicated row survives it. A
+// failover then loses the highest tokens the replica had not received,
+// and nothing else.
 type storageCopy struct {
 	rs  *replicaSet
 	key string // the clients' proxy key for the storage's primary: its first address
@@ -34,19 +43,29 @@ type storageCopy struct {
 	// lossless: planted bug: a failover lets the replica catch up first,
 	// so it loses nothing (plant.losslessFailover)
 	lossless bool
+	// row is the counter's row when the set holds only the fencing state
+	// (storage-loses=fence; nil: the row is in the set)
+	row *redis.Client
+}
+
+// fenceApart makes the set the fence's alone (storage-loses=fence): its
+// primary starts with the highest token 0 and no row; row is where the
+// counter's row is, which the steps' looks read.
+func (c *storageCopy) fenceApart(ctx context.Context, row *redis.Client) error {
+	p := c.db[c.rs.primary]
+	if err := p.Del(ctx, storageKeys...).Err(); err != nil {
+		return fmt.Errorf("reset the fence's keys on %s: %v", c.rs.primaryAddr(), err)
+	}
+	if err := p.Set(ctx, MaxTokKey, 0, 0).Err(); err != nil {
+		return fmt.Errorf("SET %s on %s: %v", MaxTokKey, c.rs.primaryAddr(), err)
+	}
+	c.row = row
+	return nil
 }
 
 // storageReplicated reports whether design d plays its storage on a
 // primary and a replica of its own (storage faults).
 func storageReplicated(d *model.Design) bool { return d.StorageFailovers > 0 || d.StaleReads > 0 }
-
-// storageOK refuses what the real storage cannot express.
-func storageOK(d *model.Design) error {
-	if storageReplicated(d) && d.StorageLoses == model.LossFence {
-		return fmt.Errorf("design %s: a storage failover that loses only the fencing state (storage-loses=fence) needs a token check kept apart from the counter, and the real storage keeps the highest token beside the counter, in one Redis database checked by one script, so a failover loses both or neither; set storage-loses=unsynced", d.Name())
-	}
-	return nil
-}
 
 // startStorageCopy starts the storage's primary and replica (and, when a
 // stale read can follow a failover, a spare to play the old primary back
@@ -76,7 +95,7 @@ func storageRejoins(d *model.Design) bool { return d.StaleReads > 0 }
 func (c *storageCopy) replicaServer() int { return c.rs.order[0] }
 
 // has is what server s of the set has in the storage database: the
-// counter and the highest token.
+// counter and the highest token (storage-loses=fence: no counter, 0).
 func (c *storageCopy) has(ctx context.Context, s int) (counter, maxTok int, err error) {
 	vals, err := c.db[s].MGet(ctx, CounterKey, MaxTokKey).Result()
 	if err != nil {
@@ -84,6 +103,9 @@ func (c *storageCopy) has(ctx context.Context, s int) (counter, maxTok int, err 
 	}
 	var n [2]int
 	for k, v := range vals {
+		if v == nil && k == 0 && c.row != nil { // the fence's server keeps no row
+			continue
+		}
 		str, ok := v.(string)
 		if !ok {
 			return 0, 0, fmt.Errorf("MGET on %s: %v", c.rs.servers[s].Addr(), vals)
@@ -128,6 +150,12 @@ func (c *storageCopy) failover(ctx context.Context, ob *Obs, retarget func(from,
 	var err error
 	ob.Value, ob.Token, err = c.has(ctx, c.rs.primary)
 	ob.Result = model.ResOK
+	if err == nil && c.row != nil { // the row survives: its counter
+		ob.Value, err = c.row.Get(ctx, CounterKey).Int()
+		if err != nil {
+			err = fmt.Errorf("GET %s on the storage's row: %v", CounterKey, err)
+		}
+	}
 	return err
 }
 
@@ -149,6 +177,9 @@ func (w *redisStorage) storageStep(ctx context.Context, a model.Action, ob *Obs,
 	}
 	if err := w.copy.failover(ctx, ob, retarget); err != nil {
 		return err
+	}
+	if w.copy.row != nil { // the row is not the set's: the final counter stays where it is
+		return nil
 	}
 	w.store.Close() // the reset's and the final counter's connection: to the new primary
 	w.store = redis.NewClient(clientOptions(w.copy.rs.primaryAddr(), w.opts.StoreDB))

@@ -134,11 +134,20 @@ func (w *redisStorage) startStorage(ctx context.Context) error {
 		w.copy = c
 	}
 	w.admin = redis.NewClient(clientOptions(w.lockAddr, w.opts.LockDB))
-	w.store = redis.NewClient(clientOptions(w.storeAddr(), w.opts.StoreDB))
+	rowAddr := w.storeAddr()
+	if w.sc.fenceWrite != nil { // the row on the run's own storage, the fence on the primary and replica (storage_replica.go)
+		rowAddr = w.opts.Addr
+	}
+	w.store = redis.NewClient(clientOptions(rowAddr, w.opts.StoreDB))
 	if err := setup(ctx, w.admin, w.store, w.d, w.sc, w.opts.lockKey()); err != nil {
 		return err
 	}
 	if w.copy != nil {
+		if w.sc.fenceWrite != nil {
+			if err := w.copy.fenceApart(ctx, w.store); err != nil {
+				return err
+			}
+		}
 		return w.copy.rs.catchUp(ctx, w.copy.rs.order)
 	}
 	return nil

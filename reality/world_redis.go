@@ -76,8 +76,14 @@ func (w *redisWorld) stop() {
 // redisStore is a client's connection to the Redis storage: the job's
 // read and write, checked by the design's scripts; with stale-reads a
 // second one to the storage's replica.
+//
+// With the fencing state apart from the row (fenceApart), store reaches
+// the fence's server, which runs the token checks, and row the row's (the
+// run's own storage database, which no storage failover touches: the
+// model's synchronously replicated row).
 type redisStore struct {
 	store *redis.Client
+	row   *redis.Client // fenceApart: the counter's row (nil: in store)
 	sc    storageScripts
 	stale *redis.Client // stale-reads: the storage's lagging replica (nil: none)
 	// staleAtPrimary: planted bug: a stale read is served by the primary
@@ -87,13 +93,43 @@ type redisStore struct {
 // closeStore closes the client's storage connections.
 func (s *redisStore) closeStore() {
 	s.store.Close()
+	if s.row != nil {
+		s.row.Close()
+	}
 	if s.stale != nil {
 		s.stale.Close()
 	}
 }
 
 func (s *redisStore) read(ctx context.Context, c *client, tok int, ob *Obs) (model.Reply, error) {
+	if s.row != nil { // the fence's check first, then the row
+		if refused, err := s.fenceCheck(ctx, s.sc.fenceRead, tok, 0, ob, "fence's read check"); err != nil || refused {
+			return model.Reply{Result: model.ResRejected}, err
+		}
+		return s.readWith(ctx, s.sc.read, s.row, tok, ob, "storage row's read script")
+	}
 	return s.readWith(ctx, s.sc.read, s.store, tok, ob, "storage read script")
+}
+
+// fenceCheck runs a token check kept apart from the row (fenceApart) on
+// the fence's server: refused (with the highest token in ob) or passed.
+func (s *redisStore) fenceCheck(ctx context.Context, script *redis.Script, tok, v int, ob *Obs, what string) (bool, error) {
+	args := []any{tok}
+	if v > 0 { // the write's: ARGV are the value and the token
+		args = []any{v, tok}
+	}
+	res, err := script.Run(ctx, s.store, storageKeys, args...).Int64Slice()
+	if err != nil || len(res) < 1 {
+		return false, fmt.Errorf("%s: %v (reply %v)", what, err, res)
+	}
+	if res[0] == 1 {
+		return false, nil
+	}
+	ob.Result = model.ResRejected
+	if len(res) > 1 {
+		ob.MaxTok = int(res[1])
+	}
+	return true, nil
 }
 
 // staleRead is a read served by the storage's lagging replica (a
@@ -130,7 +166,18 @@ func (s *redisStore) readWith(ctx context.Context, script *redis.Script, conn *r
 // (fence-check=two-step: its token check, answered ok when passed).
 func (s *redisStore) write(ctx context.Context, c *client, v, tok, version int, ob *Obs) (model.Reply, error) {
 	ob.Token, ob.Value = tok, v
-	res, err := s.sc.write.Run(ctx, s.store, storageKeys, v, tok, version).Int64Slice()
+	conn := s.store
+	if s.row != nil { // the fence's check first; then (atomic) the row's SET
+		if refused, err := s.fenceCheck(ctx, s.sc.fenceWrite, tok, v, ob, "fence's write check"); err != nil || refused {
+			return model.Reply{Result: model.ResRejected}, err
+		}
+		conn = s.row
+	}
+	if s.row != nil && s.sc.apply != nil { // fence-check=two-step: the check passed, the apply follows
+		ob.Result = model.ResOK
+		return model.Reply{Result: model.ResOK}, nil
+	}
+	res, err := s.sc.write.Run(ctx, conn, storageKeys, v, tok, version).Int64Slice()
 	if err != nil || len(res) < 1 {
 		return model.Reply{}, fmt.Errorf("storage write script: %v (reply %v)", err, res)
 	}
@@ -157,7 +204,11 @@ func (s *redisStore) apply(ctx context.Context, c *client, v, tok int, ob *Obs) 
 	if s.sc.apply == nil {
 		return model.Reply{}, fmt.Errorf("storage apply: the design's write is one request (fence-check=atomic), there is nothing to apply")
 	}
-	res, err := s.sc.apply.Run(ctx, s.store, storageKeys, v, tok, 0).Int64Slice()
+	conn := s.store
+	if s.row != nil { // the check was the fence's: the SET is the row's
+		conn = s.row
+	}
+	res, err := s.sc.apply.Run(ctx, conn, storageKeys, v, tok, 0).Int64Slice()
 	if err != nil || len(res) < 1 {
 		return model.Reply{}, fmt.Errorf("storage apply script: %v (reply %v)", err, res)
 	}
@@ -175,6 +226,11 @@ func (s *redisStore) apply(ctx context.Context, c *client, v, tok int, ob *Obs) 
 func (s *redisStore) connectStore(ctx context.Context, i int) error {
 	if err := s.store.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("client %s: PING: %v", model.ClientName(i), err)
+	}
+	if s.row != nil {
+		if err := s.row.Ping(ctx).Err(); err != nil {
+			return fmt.Errorf("client %s: PING the storage's row: %v", model.ClientName(i), err)
+		}
 	}
 	if s.stale != nil {
 		if err := s.stale.Ping(ctx).Err(); err != nil {
@@ -194,6 +250,15 @@ func newRedisStore(opts *Options, sc storageScripts, h *netHold, storeAddr, repl
 	}
 	h.store = storeAddr
 	st := redisStore{store: redis.NewClient(clientOptions(via, opts.StoreDB)), sc: sc, staleAtPrimary: opts.plant.staleAtPrimary}
+	if sc.fenceWrite != nil { // the row on the run's own storage (opts.Addr), through a proxy of its own
+		via, err := h.viaKey(rowProxyKey(opts.Addr), opts.Addr)
+		if err != nil {
+			st.closeStore()
+			return redisStore{}, err
+		}
+		h.row = rowProxyKey(opts.Addr)
+		st.row = redis.NewClient(clientOptions(via, opts.StoreDB))
+	}
 	if replicaAddr != "" {
 		via, err := h.via(replicaAddr)
 		if err != nil {
