@@ -156,7 +156,10 @@ func ackBroken(d *Design, s *State, ev *Event) {
 
 // replicate: replica k (Arg+1) catches up with the primary; its copy is
 // now the freshest, so it moves to the front (node 1) and the fresher
-// ones move one back.
+// ones move one back. (Not inlined: its copy's call would make stepTo
+// keep s and ev on its stack on every step of every design.)
+//
+//go:noinline
 func replicate(s *State, a Action, ev *Event) {
 	k := int(a.Arg) + 1
 	back := s.Nodes[k].Back

@@ -229,7 +229,8 @@ func expiredHeld(s *State, i int, ev *Event) {
 	}
 }
 
-// clientTick is what a tick means for client i's session (ZooKeeper).
+// clientTick is what a tick means for client i's session (ZooKeeper,
+// etcd-mutex: tick calls it only where sessionQueue).
 func clientTick(d *Design, s *State, i int, ev *Event) {
 	switch d.Lock {
 	case LockZooKeeper:
@@ -238,6 +239,12 @@ func clientTick(d *Design, s *State, i int, ev *Event) {
 		emTick(d, s, i, ev)
 	}
 }
+
+// sessionHooks reports whether a client's pause means something to the
+// service (paused): a session that stops hearing from it, an advisory
+// lock's connection. stepTo calls paused only then (two checks and a
+// call saved on every pause of the other services).
+func sessionHooks(d *Design) bool { return sessionQueue(d) || d.Lock == LockAdvisory }
 
 // paused is what a pause of p ticks means for client i's session.
 func paused(d *Design, s *State, i int, p uint8) {

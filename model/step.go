@@ -508,12 +508,18 @@ func Step(d *Design, s State, a Action) (State, Event) {
 // StepTo is Step in place: it changes *s into the state after a and writes
 // what a caused to *ev. The search uses it to step without copying states
 // in and out (Step's State argument and results are 184 bytes each).
-func StepTo(d *Design, s *State, a Action, ev *Event) {
-	*ev = Event{Action: a, Now: s.Now}
-	var believed uint16
-	if measuresBypass(d) {
-		believed = believing(d, s)
+func StepTo(d *Design, s *State, a Action, ev *Event) { stepTo(d, s, a, ev, false) }
+
+// stepTo is StepTo; counted says that the caller counts the step's
+// bypasses (bypass=K: stepCounted). Counted out of line, so that the
+// other designs' steps keep nothing across the call of their kind's
+// function: kept, its arguments were saved and restored on every step.
+func stepTo(d *Design, s *State, a Action, ev *Event, counted bool) {
+	if !counted && measuresBypass(d) {
+		stepCounted(d, s, a, ev)
+		return
 	}
+	*ev = Event{Action: a, Now: s.Now}
 	if a.Kind.ByClient() {
 		switch {
 		case d.Lock != LockRedlock:
@@ -537,7 +543,10 @@ func StepTo(d *Design, s *State, a Action, ev *Event) {
 	case ActClockJump:
 		clockJump(d, s, int(a.Arg), ev)
 	case ActPause:
-		pause(d, s, int(a.Client), a.Arg)
+		pause(s, int(a.Client), a.Arg)
+		if sessionHooks(d) {
+			paused(d, s, int(a.Client), a.Arg) // service.go: what it means for its session
+		}
 	case ActSlow:
 		slow(s, int(a.Client))
 	case ActCrash:
@@ -565,9 +574,14 @@ func StepTo(d *Design, s *State, a Action, ev *Event) {
 	default:
 		clientStep(d, s, a, ev)
 	}
-	if measuresBypass(d) {
-		countBypass(d, s, a, believed)
-	}
+}
+
+// stepCounted is the step a of a design that counts bypasses (bypass=K,
+// fairness.go): who believed before it, the step, the counts after it.
+func stepCounted(d *Design, s *State, a Action, ev *Event) {
+	before := believing(d, s)
+	stepTo(d, s, a, ev, true)
+	countBypass(d, s, a, before)
 }
 
 // clientStep is one step of client a.Client's program: its requests to the
@@ -769,12 +783,15 @@ func tick(d *Design, s *State, ev *Event) {
 	if k := diskNode(d); k >= 0 && int(s.Now)%d.FsyncTicks == 0 {
 		fsync(s.Nodes[0], &s.Nodes[k])
 	}
+	sessions := sessionQueue(d) // clientTick's sessions, asked once a tick
 	for i := 0; i < d.Clients; i++ {
 		c := &s.Clients[i]
 		if c.Cut != 0 && c.Cut <= s.Now {
 			heal(d, s, i, ev)
 		}
-		clientTick(d, s, i, ev)
+		if sessions {
+			clientTick(d, s, i, ev)
+		}
 		if c.Ready == s.Now && c.Tick(s.Now) {
 			ev.Flags |= EvResumed
 			ev.ResumedMask |= 1 << i
