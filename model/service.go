@@ -102,13 +102,15 @@ func keyNode(s *State, i int) int {
 // acquireEnabled reports whether client i, in PhaseAcquire and not
 // waiting, may send its acquire now (a ZooKeeper client waits on a watch).
 func acquireEnabled(d *Design, s *State, i int) bool {
-	switch d.Lock {
-	case LockZooKeeper:
-		return zkAcquireEnabled(d, s, i)
-	case LockEtcdMutex:
+	return !sessionQueue(d) || queueAcquireEnabled(d, s, i) // small enough to inline into mainStep
+}
+
+// queueAcquireEnabled is acquireEnabled of a session queue.
+func queueAcquireEnabled(d *Design, s *State, i int) bool {
+	if d.Lock == LockEtcdMutex {
 		return emAcquireEnabled(d, s, i)
 	}
-	return true
+	return zkAcquireEnabled(d, s, i)
 }
 
 // acquire is client i's acquire request.
