@@ -140,8 +140,10 @@ func CheckClient(name string, d *model.Design) error {
 				return fmt.Errorf("client %s on ZooKeeper: a token would be its node's sequence, which a user's Acquire does not report; want fence=none", name)
 			case d.Check != model.CheckTrust || d.Bug != model.BugNone:
 				return fmt.Errorf("client %s on ZooKeeper: want check=trust and no planted bug", name)
-			case d.Losses > 0:
-				return fmt.Errorf("client %s on ZooKeeper: a create whose reply is lost (protect=yes or no) is played for real with lockcheck's own client only (its resend is a step of the model's, while go-zookeeper's CreateProtectedEphemeralSequential looks for its node at once); want losses=0", name)
+			case d.Losses > 0 && name == ClientUser:
+				return fmt.Errorf("client %s on ZooKeeper: a create whose reply is lost is played for real with lockcheck's own client and go-zookeeper's recipe only; want losses=0", name)
+			case d.Protect == model.ProtectNo:
+				return fmt.Errorf("client %s on ZooKeeper: go-zookeeper's Lock always creates in protected mode (Conn.CreateProtectedEphemeralSequential); want protect=yes", name)
 			}
 			return nil
 		}

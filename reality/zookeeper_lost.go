@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -16,7 +17,8 @@ import (
 
 // A ZooKeeper create whose reply is lost (lose=reply, lose-at=acquire;
 // model: fault_network.go, lose, and lock_zookeeper.go, zkLost), played
-// with lockcheck's own client: its proxy forwards the create, drops the
+// with lockcheck's own client (and go-zookeeper's recipe, protect=yes:
+// zkUserConn.loseCreate below): its proxy forwards the create, drops the
 // server's reply and closes the connection, so the node is made (owned by
 // the client's session) while the client's Create returns
 // zk.ErrConnectionClosed; go-zookeeper reconnects at once within the same
@@ -271,4 +273,60 @@ func zkEvents(b []byte) int {
 		at += 4 + n
 	}
 	return at
+}
+
+// loseCreate is go-zookeeper's recipe (ClientZkLock, zookeeper_lib.go)
+// losing its create's reply: the step starts LockWithData with the
+// proxy set to drop the server's first reply to a request, which is the
+// create's (CreateProtectedEphemeralSequential's Create is the call's
+// first request), and says what the server did once the reply is
+// dropped. The call goes on by itself: on ErrConnectionClosed it lists
+// the children after the reconnect, finds its node by the GUID and, its
+// node the lowest, returns; or it watches its predecessor. Its caller
+// hears of it at its next acquire step, the model's resend, as it hears
+// of a Lock that waited (zkUserConn.acquire).
+func (l *zkUserConn) loseCreate(ctx context.Context, c *client, ob *Obs, now uint8) error {
+	who, up := model.ClientName(c.i), l.w.addr
+	if l.pending != nil {
+		return fmt.Errorf("client %s: a lost reply of an acquire whose Lock is running already is not played for real", who)
+	}
+	if !l.w.opts.plant.zkLost.keepReply {
+		if err := c.net.dropReplies(up); err != nil {
+			return err
+		}
+	}
+	done := make(chan zkAnswer, 1)
+	l.pending = done
+	u, run := l.user, l.run
+	go func() {
+		won, _, told, err := u.acquire(run)
+		done <- zkAnswer{won, told, err}
+	}()
+	deadline := time.Now().Add(zkUserBound)
+	for !c.net.droppedReply(up) {
+		if time.Now().After(deadline) {
+			c.net.stopDrops()
+			return fmt.Errorf("client %s: its create got a reply, which its proxy was to drop (or the recipe sent none within %v)", who, zkUserBound)
+		}
+		select {
+		case <-ctx.Done():
+			c.net.stopDrops()
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+	c.net.stopDrops()
+	there, first, seq, err := l.mine()
+	if err != nil {
+		return err
+	}
+	if !there {
+		return fmt.Errorf("client %s: the create whose reply was dropped left no node with its data %q: it was not applied", who, model.LockValue(c.i))
+	}
+	tok := l.w.seen.token(l.d, seq)
+	ob.Token = tok
+	wonReply(l.d, first, 0, ob)
+	ob.Told = "LockWithData running: its create's reply dropped, the connection cut"
+	c.m.LoseRequest(c.d, model.ActAcquire, now)
+	return nil
 }

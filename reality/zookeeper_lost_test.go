@@ -16,24 +16,30 @@ import (
 // the two stories. Each must agree with the model step by step; without
 // protected mode the orphan node of A's live session holds the lock for
 // no one (✗ progress at the lost step), with it A's resend finds its node
-// by the GUID and both jobs end.
+// by the GUID and both jobs end. go-zookeeper's recipe plays the protected
+// story: its LockWithData finds its node by the GUID inside the call.
 func TestLostCreateOnRealZooKeeper(t *testing.T) {
 	for _, tc := range []struct {
 		path     string
+		client   string
 		progress int // the step progress is violated at (0: it holds)
 		counter  int
 	}{
-		{"../counterexamples/zookeeper-cad-none-plain_protect-no_lose-at-acquire_pauses-0_losses-1_timeout-3--progress.txt", 1, 0},
-		{"../model/scenarios/zookeeper-unprotected.txt", 1, 0},
-		{"../model/scenarios/zookeeper-protected.txt", 0, 2},
+		{"../counterexamples/zookeeper-cad-none-plain_protect-no_lose-at-acquire_pauses-0_losses-1_timeout-3--progress.txt", ClientReference, 1, 0},
+		{"../model/scenarios/zookeeper-unprotected.txt", ClientReference, 1, 0},
+		{"../model/scenarios/zookeeper-protected.txt", ClientReference, 0, 2},
+		{"../model/scenarios/zookeeper-protected.txt", ClientZkLock, 0, 2},
 	} {
-		t.Run(strings.TrimSuffix(tc.path[strings.LastIndex(tc.path, "/")+1:], ".txt"), func(t *testing.T) {
+		t.Run(strings.TrimSuffix(tc.path[strings.LastIndex(tc.path, "/")+1:], ".txt")+"/"+tc.client, func(t *testing.T) {
 			in := fileInput(t, tc.path)
 			if err := Playable(&in.Design); err != nil {
 				t.Fatal(err)
 			}
+			if err := CheckClient(tc.client, &in.Design); err != nil {
+				t.Fatal(err)
+			}
 			start := time.Now()
-			c := reproduce(t, in, Options{})
+			c := reproduce(t, in, Options{Client: tc.client})
 			t.Logf("%s: %v of wall time, tick %dms", in.Design.Name(), time.Since(start).Round(time.Millisecond), c.TickMS)
 			if !c.Agree {
 				t.Fatalf("reality differs from the model:\n%s", c.Text())
@@ -53,7 +59,7 @@ func TestLostCreateOnRealZooKeeper(t *testing.T) {
 			for _, st := range c.Steps {
 				if strings.HasSuffix(st.Action, " lose") {
 					lost = true
-					if !strings.Contains(st.Told, "connection closed") || !strings.Contains(st.Told, "the server made") {
+					if !strings.Contains(st.Told, "connection closed") && !strings.Contains(st.Told, "LockWithData running") || !strings.Contains(st.Told, "connection cut") {
 						t.Fatalf("the lost create: told %q; want the connection loss and the node the server made", st.Told)
 					}
 				}
@@ -72,13 +78,16 @@ func TestLostCreateOnRealZooKeeper(t *testing.T) {
 // another).
 func TestLostCreatePlantedBugs(t *testing.T) {
 	unprotected := "../model/scenarios/zookeeper-unprotected.txt"
-	t.Run("reply-kept", func(t *testing.T) {
-		_, err := reproduceZK(t, fileInput(t, unprotected), Options{plant: plant{zkLost: zkLostPlant{keepReply: true}}})
-		if err == nil || !strings.Contains(err.Error(), "its create got a reply, which its proxy was to drop") {
-			t.Fatalf("a create whose reply came back went unnoticed: %v", err)
-		}
-	})
-	for _, path := range []string{unprotected, "../model/scenarios/zookeeper-protected.txt"} {
+	protected := "../model/scenarios/zookeeper-protected.txt"
+	for _, tc := range []struct{ path, client string }{{unprotected, ClientReference}, {protected, ClientZkLock}} {
+		t.Run("reply-kept/"+tc.client, func(t *testing.T) {
+			_, err := reproduceZK(t, fileInput(t, tc.path), Options{Client: tc.client, plant: plant{zkLost: zkLostPlant{keepReply: true}}})
+			if err == nil || !strings.Contains(err.Error(), "its create got a reply, which its proxy was to drop") {
+				t.Fatalf("a create whose reply came back went unnoticed: %v", err)
+			}
+		})
+	}
+	for _, path := range []string{unprotected, protected} {
 		t.Run("flip/"+path[strings.LastIndex(path, "/")+1:], func(t *testing.T) {
 			c := reproduce(t, fileInput(t, path), Options{plant: plant{zkLost: zkLostPlant{flipProtect: true}}})
 			if c.Agree {
@@ -102,9 +111,9 @@ func reproduceZK(t *testing.T, in *Input, opts Options) (*Comparison, error) {
 }
 
 // TestLostCreatePlayable: the catalogue's ZooKeeper rows with a lost
-// create's reply are played with lockcheck's own client, and refused with
-// a library's or a user's client, saying why (a create lost on its way:
-// TestLostRepliesStayUnplayed).
+// create's reply are played with lockcheck's own client, the protected
+// one with go-zookeeper's recipe too, and refused with a user's client,
+// saying why (a create lost on its way: TestLostRepliesStayUnplayed).
 func TestLostCreatePlayable(t *testing.T) {
 	for _, name := range []string{
 		"zookeeper/cad/none/plain,protect=no,lose-at=acquire,pauses=0,losses=1,timeout=3",
@@ -117,14 +126,19 @@ func TestLostCreatePlayable(t *testing.T) {
 		if err := Playable(&d); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
-		for _, client := range []string{ClientZkLock, ClientUser} {
-			err := CheckClient(client, &d)
-			if err == nil || !strings.Contains(err.Error(), "lockcheck's own client only") || !strings.HasSuffix(err.Error(), "want losses=0") {
-				t.Errorf("%s with %s: want a refusal naming lockcheck's own client, got %v", name, client, err)
-			}
+		if err := CheckClient(ClientUser, &d); err == nil || !strings.Contains(err.Error(), "lockcheck's own client and go-zookeeper's recipe only") || !strings.HasSuffix(err.Error(), "want losses=0") {
+			t.Errorf("%s with %s: want a refusal naming the clients that play it, got %v", name, ClientUser, err)
 		}
-		if _, ok := IsNotPlayable(clientRefusal(&d, ClientZkLock, CheckClient(ClientZkLock, &d))); !ok {
-			t.Errorf("%s with %s: want a NotPlayable", name, ClientZkLock)
+		err = CheckClient(ClientZkLock, &d)
+		if err != nil {
+			err = clientRefusal(&d, ClientZkLock, err)
+		}
+		np, ok := IsNotPlayable(err)
+		switch {
+		case d.Protect == model.ProtectYes && err != nil:
+			t.Errorf("%s with %s: %v", name, ClientZkLock, err)
+		case d.Protect == model.ProtectNo && (!ok || !strings.HasSuffix(np.Because, "want protect=yes")):
+			t.Errorf("%s with %s: want a NotPlayable asking for protect=yes, got %v", name, ClientZkLock, err)
 		}
 	}
 }
