@@ -469,7 +469,21 @@ func (p *Play) late(ob *Obs, tickStart time.Duration) {
 }
 
 // setup resets the run's keys and loads the scripts, before the clock starts.
+// Connections of an earlier run on either database are waited for (or
+// killed) first: drainEarlier.
 func setup(ctx context.Context, lock, store *redis.Client, d *model.Design, sc storageScripts, key string) error {
+	own, err := clientIDs(ctx, lock, store)
+	if err != nil {
+		return err
+	}
+	if err := drainEarlier(ctx, lock, own); err != nil {
+		return err
+	}
+	if lo, so := lock.Options(), store.Options(); lo.Addr != so.Addr || lo.DB != so.DB {
+		if err := drainEarlier(ctx, store, own); err != nil {
+			return err
+		}
+	}
 	if err := lock.Del(ctx, key, FenceKey).Err(); err != nil {
 		return fmt.Errorf("reset lock keys on %s: %v", lock.Options().Addr, err)
 	}

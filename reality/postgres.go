@@ -204,6 +204,15 @@ func pgSetup(ctx context.Context, c *pgx.Conn) error {
 	for _, q := range []string{
 		"CREATE TABLE IF NOT EXISTS locks (id int PRIMARY KEY)",
 		"CREATE TABLE IF NOT EXISTS orders (id int PRIMARY KEY, counter int NOT NULL)",
+	} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			return fmt.Errorf("postgres setup: %s: %v", q, err)
+		}
+	}
+	if err := pgDrain(ctx, c); err != nil {
+		return err
+	}
+	for _, q := range []string{
 		"INSERT INTO locks VALUES (42) ON CONFLICT DO NOTHING",
 		"INSERT INTO orders VALUES (42, 0) ON CONFLICT (id) DO UPDATE SET counter = 0",
 	} {
@@ -212,6 +221,47 @@ func pgSetup(ctx context.Context, c *pgx.Conn) error {
 		}
 	}
 	return nil
+}
+
+// pgHeld lists the backends, other than c's, that hold an advisory lock
+// or a lock on the run's tables.
+const pgHeld = `SELECT DISTINCT pid FROM pg_locks WHERE pid IS NOT NULL AND pid <> pg_backend_pid()
+	AND (locktype = 'advisory' OR relation IN ('locks'::regclass, 'orders'::regclass)) ORDER BY pid`
+
+// pgDrain waits until no backend of an earlier run on the server holds a
+// lock of the run's (pgHeld), as drainEarlier does for Redis: a session
+// whose client has gone ends a moment later, its locks with it, and a
+// pooled backend (PgBouncer, pool=tx) keeps a session-level advisory
+// lock until its pooler closes it. One still there after drainBound is
+// ended (pg_terminate_backend).
+func pgDrain(ctx context.Context, c *pgx.Conn) error {
+	deadline := time.Now().Add(drainBound)
+	for {
+		rows, err := c.Query(ctx, pgHeld)
+		if err != nil {
+			return fmt.Errorf("postgres setup: the locks of an earlier run: %v", err)
+		}
+		pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+		if err != nil {
+			return fmt.Errorf("postgres setup: the locks of an earlier run: %v", err)
+		}
+		if len(pids) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range pids {
+				if _, err := c.Exec(ctx, "SELECT pg_terminate_backend($1)", pid); err != nil {
+					return fmt.Errorf("postgres setup: end backend %d of an earlier run: %v", pid, err)
+				}
+			}
+			deadline = time.Now().Add(drainBound)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("postgres setup: waiting for %d backends of an earlier run to release their locks: %v", len(pids), ctx.Err())
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
 }
 
 // dbLock is one client's lock session (and, for tx=outside, its second

@@ -26,11 +26,31 @@ func (w *redlockWorld) start(ctx context.Context) error {
 	}
 	w.obs = &redlockObserver{clients: w.d.Clients, d: w.d}
 	for _, n := range w.servers {
-		c := redis.NewClient(crashableOptions(n.Addr(), w.opts.LockDB))
-		w.obs.nodes = append(w.obs.nodes, c)
-		if err := c.Del(ctx, LockKey).Err(); err != nil {
-			return fmt.Errorf("reset %s on %s: %v", LockKey, n.Addr(), err)
+		if err := resetNode(ctx, n.Addr(), w.opts.LockDB); err != nil {
+			return err
 		}
+		// after the reset: its first connection would count as an
+		// earlier run's
+		w.obs.nodes = append(w.obs.nodes, redis.NewClient(crashableOptions(n.Addr(), w.opts.LockDB)))
+	}
+	return nil
+}
+
+// resetNode deletes LockKey on a Redlock node, once the connections of
+// an earlier run on its database are gone (drainEarlier), on a
+// connection of its own.
+func resetNode(ctx context.Context, addr string, db int) error {
+	c := redis.NewClient(clientOptions(addr, db))
+	defer c.Close()
+	own, err := clientIDs(ctx, c)
+	if err != nil {
+		return err
+	}
+	if err := drainEarlier(ctx, c, own); err != nil {
+		return err
+	}
+	if err := c.Del(ctx, LockKey).Err(); err != nil {
+		return fmt.Errorf("reset %s on %s: %v", LockKey, addr, err)
 	}
 	return nil
 }
