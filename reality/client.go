@@ -158,6 +158,11 @@ func newClient(i int, d *model.Design, clk *clock, lk realLock, obs looker, h *n
 
 func (c *client) close() {
 	if c.net != nil {
+		// what a pause or a crash still holds is dropped: sent now, it
+		// would land in the next run on the same databases (seen in a long
+		// locktest run: a late DEL of a previous run's client deleted the
+		// next run's key, a late SET NX set one)
+		c.net.discardHeld()
 		c.net.resume() // a client still paused must not hold its own closing
 		c.net.resumeReplies()
 		defer c.net.close()

@@ -25,6 +25,13 @@ const drainBound = 2 * time.Second
 // db is gone, all they sent has been applied, and the reset that follows
 // clears it. A connection still open after drainBound (a client that
 // never closes its own) is killed: what it has not sent never lands.
+//
+// A connection that has sent no command yet (cmd=NULL) is on db 0 as far
+// as the server knows, whatever it will SELECT: those are left alone (an
+// earlier run's has nothing that landed, and is closed with its proxy;
+// another slot's is live). On db 0 a connection that has sent commands
+// may still be another slot's on its way to its SELECT (HELLO first):
+// waited for up to drainBound like the others, but never killed.
 // db is c's database; own are the connections of this run's admin
 // clients (clientIDs), left alone.
 func drainEarlier(ctx context.Context, c *redis.Client, own []int64) error {
@@ -40,6 +47,9 @@ func drainEarlier(ctx context.Context, c *redis.Client, own []int64) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
+			if db == 0 { // maybe another slot's, before its SELECT
+				return nil
+			}
 			for _, k := range left {
 				// gone already is fine: only its end is wanted
 				_ = c.ClientKillByFilter(ctx, "ID", strconv.FormatInt(k, 10)).Err()
@@ -53,6 +63,17 @@ func drainEarlier(ctx context.Context, c *redis.Client, own []int64) error {
 		case <-time.After(2 * time.Millisecond):
 		}
 	}
+}
+
+// adminName names the connections of the run's conductor that are no
+// client's (a server's, a replica set's, an observer's): drainEarlier
+// leaves them alone.
+const adminName = "lockcheck-admin"
+
+// admin is o for a connection of the conductor's own (adminName).
+func admin(o *redis.Options) *redis.Options {
+	o.ClientName = adminName
+	return o
 }
 
 // clientIDs are the connections of clients, each of one connection
@@ -69,14 +90,14 @@ func clientIDs(ctx context.Context, clients ...*redis.Client) ([]int64, error) {
 	return ids, nil
 }
 
-// earlierConns are the ids of CLIENT LIST's connections on db that are
-// not among own.
+// earlierConns are the ids of CLIENT LIST's connections on db that have
+// sent a command and are not among own, nor the conductor's (adminName).
 func earlierConns(list string, db int, own []int64) []int64 {
 	var ids []int64
 	want := "db=" + strconv.Itoa(db)
 	for line := range strings.SplitSeq(list, "\n") {
 		var id int64 = -1
-		on := false
+		on, counted := false, true
 		for f := range strings.FieldsSeq(line) {
 			if v, ok := strings.CutPrefix(f, "id="); ok {
 				if n, err := strconv.ParseInt(v, 10, 64); err == nil {
@@ -86,8 +107,11 @@ func earlierConns(list string, db int, own []int64) []int64 {
 			if f == want {
 				on = true
 			}
+			if f == "cmd=NULL" || f == "name="+adminName {
+				counted = false
+			}
 		}
-		if id >= 0 && on && !slices.Contains(own, id) {
+		if id >= 0 && on && counted && !slices.Contains(own, id) {
 			ids = append(ids, id)
 		}
 	}

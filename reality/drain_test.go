@@ -2,12 +2,14 @@ package reality
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
 	"lockcheck/model"
@@ -105,9 +107,70 @@ func TestEarlierConns(t *testing.T) {
 		"id=4 addr=127.0.0.1:6 laddr=127.0.0.1:6379 fd=9 name= db=2 cmd=set\n" +
 		"id=5 addr=127.0.0.1:7 laddr=127.0.0.1:6379 fd=10 name= db=12 cmd=get\n" +
 		"id=6 addr=127.0.0.1:8 laddr=127.0.0.1:6379 fd=11 name= db=3 cmd=get\n" +
+		"id=7 addr=127.0.0.1:9 laddr=127.0.0.1:6379 fd=12 name= db=2 cmd=NULL\n" +
+		"id=8 addr=127.0.0.1:10 laddr=127.0.0.1:6379 fd=13 name=lockcheck-admin db=2 cmd=info\n" +
 		"garbage\n"
 	got := earlierConns(list, 2, []int64{3})
 	if len(got) != 1 || got[0] != 4 {
-		t.Errorf("earlierConns on db 2 = %v, want [4] (not 3, ours; not 5, db 12)", got)
+		t.Errorf("earlierConns on db 2 = %v, want [4] (not 3, ours; not 5, db 12; not 7, no command sent; not 8, the conductor's)", got)
+	}
+}
+
+// TestPgSetupEndsAnEarlierRunsLock: a session of an earlier run that
+// still holds advisory lock 42 (a pooled backend keeps a session-level
+// lock until its pooler closes it) is waited for while it ends on its own
+// and ended after drainBound when it does not; after pgSetup the run's
+// first try takes the lock. Without pgDrain the try is refused.
+func TestPgSetupEndsAnEarlierRunsLock(t *testing.T) {
+	pg := needPostgres(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		after time.Duration // the earlier session ends this long after the setup began (0: never)
+	}{
+		{"ends on its own", 300 * time.Millisecond},
+		{"never ends", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old, err := pgx.Connect(ctx, pgURL(pg.Addr(), "earlier"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer old.Close(ctx)
+			if _, err := old.Exec(ctx, "SELECT pg_advisory_lock(42)"); err != nil {
+				t.Fatal(err)
+			}
+			admin, err := pgx.Connect(ctx, pgURL(pg.Addr(), "observer"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer admin.Close(ctx)
+			began := time.Now()
+			if tc.after > 0 {
+				time.AfterFunc(tc.after, func() { old.Close(ctx) })
+			}
+			if err := pgSetup(ctx, admin); err != nil {
+				t.Fatal(err)
+			}
+			took := time.Since(began)
+			if want := cmp.Or(tc.after, drainBound); took < want {
+				t.Errorf("pgSetup took %v, before the earlier session ended (%v)", took, want)
+			}
+			next, err := pgx.Connect(ctx, pgURL(pg.Addr(), "A"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer next.Close(ctx)
+			var won bool
+			if err := next.QueryRow(ctx, "SELECT pg_try_advisory_lock(42)").Scan(&won); err != nil {
+				t.Fatal(err)
+			}
+			if !won {
+				t.Fatal("the run's first pg_try_advisory_lock(42) after pgSetup is refused: the earlier run's session still holds it")
+			}
+			if _, err := next.Exec(ctx, "SELECT pg_advisory_unlock_all()"); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

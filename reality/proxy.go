@@ -69,6 +69,11 @@ type proxy struct {
 	// (let through after the close: an abandoned acquire's) still comes
 	// back to the proxy
 	halfClose bool
+	// discard: the run is over (client.close): a request a pause, a crash
+	// or a gate still holds is dropped with its connection, never sent,
+	// so that nothing of this run lands in the next one on the same
+	// databases
+	discard bool
 	// h2: an HTTP/2 (gRPC: etcd) proxy, frame by frame (h2hold.go): a
 	// hold of replies holds the reply of the first request of method
 	// holdPath (heldStream on heldConn), not the connection's
@@ -185,11 +190,16 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 			if kept {
 				p.waiting++
 			}
+			heldRequest := !reply && (p.held || p.gated)
 			for (p.held || reply && p.replies || !reply && p.gated) && !p.done {
 				p.cond.Wait()
 			}
 			if kept {
 				p.waiting--
+			}
+			if heldRequest && p.discard { // held when the run ended: dropped
+				p.mu.Unlock()
+				return
 			}
 			if p.cut && !p.leakCut && !p.done { // a partition: nothing gets through, either way
 				p.mu.Unlock()
@@ -354,10 +364,19 @@ func (p *proxy) h2Pipe(dst, src net.Conn, copy func() error) {
 func (p *proxy) wait() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	waited := p.held
 	for p.held && !p.done {
 		p.cond.Wait()
 	}
-	return !p.done
+	return !p.done && !(waited && p.discard)
+}
+
+// discardHeld drops what is held from now on instead of sending it when
+// the hold ends (the run is over).
+func (p *proxy) discardHeld() {
+	p.mu.Lock()
+	p.discard = true
+	p.mu.Unlock()
 }
 
 // hold stops all traffic, in both directions, until resume (a
@@ -737,6 +756,13 @@ func (h *netHold) stopDrops() {
 func (h *netHold) resumeReplies() {
 	for _, u := range h.order {
 		h.proxies[u].resumeReplies()
+	}
+}
+
+// discardHeld drops every request the client's proxies hold (close).
+func (h *netHold) discardHeld() {
+	for _, u := range h.order {
+		h.proxies[u].discardHeld()
 	}
 }
 

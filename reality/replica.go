@@ -58,7 +58,7 @@ func startReplicaSet(ctx context.Context, n, spares int, pl plant) (*replicaSet,
 			return nil, fmt.Errorf("replica design: %s: %v", rs.role(s, n), err)
 		}
 		rs.servers = append(rs.servers, srv)
-		rs.admin = append(rs.admin, redis.NewClient(crashableOptions(srv.Addr(), 0)))
+		rs.admin = append(rs.admin, redis.NewClient(admin(crashableOptions(srv.Addr(), 0))))
 		rs.links = append(rs.links, nil)
 		if err := rs.configure(ctx, s); err != nil {
 			rs.stop()

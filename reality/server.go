@@ -136,7 +136,7 @@ func startOnce(ctx context.Context, bin string, persist bool) (*Server, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	c := redis.NewClient(clientOptions(s.addr, 0))
+	c := redis.NewClient(admin(clientOptions(s.addr, 0)))
 	defer c.Close()
 	info, err := c.Info(ctx, "server").Result()
 	if err != nil {
@@ -168,7 +168,7 @@ func (s *Server) run(ctx context.Context) error {
 	s.mu.Lock()
 	s.proc = p
 	s.mu.Unlock()
-	c := redis.NewClient(crashableOptions(s.addr, 0)) // refused dials until it listens
+	c := redis.NewClient(admin(crashableOptions(s.addr, 0))) // refused dials until it listens
 	defer c.Close()
 	for {
 		pctx, pcancel := context.WithTimeout(ctx, 500*time.Millisecond)

@@ -81,7 +81,7 @@ func startStorageCopy(ctx context.Context, d *model.Design, db int, pl plant) (*
 	}
 	c := &storageCopy{rs: rs, key: rs.primaryAddr(), replicaKey: rs.servers[rs.order[0]].Addr(), lossless: pl.losslessFailover}
 	for _, s := range rs.servers {
-		c.db = append(c.db, redis.NewClient(crashableOptions(s.Addr(), db)))
+		c.db = append(c.db, redis.NewClient(admin(crashableOptions(s.Addr(), db))))
 	}
 	return c, nil
 }

@@ -25,7 +25,7 @@ func (w *redisWorld) start(ctx context.Context) error {
 	if err := w.startStorage(ctx); err != nil {
 		return err
 	}
-	w.obs = &observer{c: redis.NewClient(lockOptions(w.d, w.lockAddr, w.opts.LockDB)), clients: w.d.Clients, canFail: w.d.NodeCrashes > 0,
+	w.obs = &observer{c: redis.NewClient(admin(lockOptions(w.d, w.lockAddr, w.opts.LockDB))), clients: w.d.Clients, canFail: w.d.NodeCrashes > 0,
 		key: w.opts.lockKey(), owners: make([]UserOwner, w.d.Clients)}
 	return nil
 }

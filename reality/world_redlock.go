@@ -31,7 +31,7 @@ func (w *redlockWorld) start(ctx context.Context) error {
 		}
 		// after the reset: its first connection would count as an
 		// earlier run's
-		w.obs.nodes = append(w.obs.nodes, redis.NewClient(crashableOptions(n.Addr(), w.opts.LockDB)))
+		w.obs.nodes = append(w.obs.nodes, redis.NewClient(admin(crashableOptions(n.Addr(), w.opts.LockDB))))
 	}
 	return nil
 }

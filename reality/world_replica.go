@@ -50,7 +50,7 @@ func (w *replicaWorld) serviceStep(ctx context.Context, a model.Action, ob *Obs,
 		}
 		retarget(w.lockAddr, w.rs.primaryAddr()) // the clients now talk to the promoted replica
 		w.obs.c.Close()
-		w.obs.c = redis.NewClient(clientOptions(w.rs.primaryAddr(), w.opts.LockDB))
+		w.obs.c = redis.NewClient(admin(clientOptions(w.rs.primaryAddr(), w.opts.LockDB)))
 		return nil
 	}
 	return w.redisWorld.serviceStep(ctx, a, ob, retarget)
