@@ -689,8 +689,16 @@ func inert(n *model.Design, chs []Change) bool {
 			if n.Storage == model.StoragePlain && n.Counter != model.CounterExternal {
 				return true // a plain storage ignores every token
 			}
-		case "restart", "persist":
+		case "restart":
 			if n.NodeCrashes == 0 {
+				return true
+			}
+		case "persist": // rejoin=K: a second failure with no replica up restarts the primary
+			if n.NodeCrashes == 0 && n.RejoinTicks == 0 {
+				return true
+			}
+		case "rejoin":
+			if n.Lock != model.LockReplica || n.Failovers == 0 {
 				return true
 			}
 		case "drift":
@@ -1219,6 +1227,16 @@ var knobs = []knob{
 		},
 		func(d *model.Design, from, to int) (int, string) {
 			return 2, fmt.Sprintf("fsync the lock node's append-only file on every write (appendfsync always: every write waits for the disk) instead of every %d ticks", from)
+		}),
+	intKnob("rejoin", func(d *model.Design) *int { return &d.RejoinTicks },
+		func(c int, d *model.Design) []int {
+			if d.Lock != model.LockReplica || d.Failovers == 0 || c == 0 {
+				return nil // rejoin=0 is how the replica design began; a failed primary that rejoins later is never a fix by itself
+			}
+			return []int{d.TTLTicks, 2 * d.TTLTicks}
+		},
+		func(d *model.Design, from, to int) (int, string) {
+			return 1, fmt.Sprintf("a failed primary stays down %d ticks before it restarts (delayed restart: the keys it had have expired by then)", to)
 		}),
 	intKnob("restart", func(d *model.Design) *int { return &d.RestartTicks },
 		func(c int, d *model.Design) []int { return []int{d.TTLTicks, 2 * d.TTLTicks} },

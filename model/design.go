@@ -541,6 +541,7 @@ type Design struct {
 	Nodes         int // redlock: independent Redis nodes
 	DriftTicks    int // redlock / check=validity: clock drift allowance subtracted from validity
 	Failovers     int // replica: fault budget of failovers
+	RejoinTicks   int // replica: ticks a failed primary stays down before it rejoins as a replica (0: at once)
 	NodeCrashes   int // fault budget: lock-node crashes (redis, redlock)
 	RestartTicks  int // a crashed node comes back after this many ticks (0: at once)
 	Persist       int // 1: a crashed node keeps its keys (AOF fsync always); 0: it loses them
@@ -857,6 +858,7 @@ var intParams = []intParam{
 	{"nodes", 3, MaxNodes, 5, func(d *Design) *int { return &d.Nodes }, "redlock: independent Redis nodes", []LockKind{LockRedlock}},
 	{"drift", 0, 10, 1, func(d *Design) *int { return &d.DriftTicks }, "clock drift allowance in the validity (redlock, check=validity)", nil},
 	{"failovers", 0, 2, 1, func(d *Design) *int { return &d.Failovers }, "replica: fault budget of failovers (2: two failures in a row, the second of the promoted primary)", []LockKind{LockReplica}},
+	{"rejoin", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.RejoinTicks }, "replica: ticks a failed primary stays down (restarting) before it rejoins as a replica with a full resync; a request to it fails meanwhile (0: it rejoins at once)", []LockKind{LockReplica}},
 	{"node-crashes", 0, 2, 0, func(d *Design) *int { return &d.NodeCrashes }, "fault budget: lock-node crashes (redis, replica primary, redlock)", []LockKind{LockRedis, LockReplica, LockRedlock}},
 	{"restart", 0, MaxWaitTicks, 0, func(d *Design) *int { return &d.RestartTicks }, "ticks a crashed node stays down", []LockKind{LockRedis, LockReplica, LockRedlock}},
 	{"persist", 0, 1, 0, func(d *Design) *int { return &d.Persist }, "1: a crashed node keeps its keys and fence counter", []LockKind{LockRedis, LockReplica, LockRedlock}},

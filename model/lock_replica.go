@@ -40,6 +40,10 @@ func (d Design) replicasApply() error {
 		return designErr("promote=any applies only with replicas ≥ 2 (with one replica there is no choice)")
 	case d.Promote == PromoteAny && d.Failovers == 0:
 		return designErr("promote=any applies only with failovers ≥ 1")
+	case d.RejoinTicks > 0 && d.Failovers == 0:
+		return designErr("design parameter rejoin applies only with failovers ≥ 1 (how long a failed primary stays down)")
+	case d.RejoinTicks > 0 && d.Partition == PartitionPrimary:
+		return designErr("design parameter rejoin does not apply with partition=primary (the old primary does not fail there: it keeps answering its side); want rejoin=0")
 	case d.Replicas > 1 && d.FsyncTicks > 0 && 2+d.Replicas > MaxNodes:
 		return designErr("design parameter fsync does not apply with replicas=%d: no node slot is left for the primary's append-only file; want replicas from 1 to %d", d.Replicas, MaxNodes-2)
 	}
@@ -56,8 +60,9 @@ func replicaActions(d *Design, s *State, buf []Action) []Action {
 	if over && d.Ack != AckWait { // with ack=wait the old primary rejoins as the new one's replica
 		return buf
 	}
+	up := upReplicas(d, s)
 	if !isolated(d, s) && !splitBrain(d, s) {
-		for k := lagging(d, s); k <= d.Replicas; k++ {
+		for k := lagging(d, s); k <= up; k++ {
 			buf = append(buf, Action{Kind: ActReplicate, Arg: uint8(k - 1)})
 		}
 	}
@@ -70,9 +75,12 @@ func replicaActions(d *Design, s *State, buf []Action) []Action {
 	if !nodeFaultAt(d, s, 0) { // node-at=…: only at the primary key's holder's step
 		return buf
 	}
+	if d.RejoinTicks > 0 && s.Nodes[0].Back != 0 { // rejoin=K: a primary that is down does not fail again
+		return buf
+	}
 	buf = append(buf, Action{Kind: ActFailover})
 	if d.Promote == PromoteAny {
-		for k := 2; k <= d.Replicas; k++ {
+		for k := 2; k <= up; k++ {
 			if p, q := &s.Nodes[k-1], &s.Nodes[k]; p.Owner != q.Owner || p.Exp != q.Exp || p.Fence != q.Fence {
 				buf = append(buf, Action{Kind: ActFailover, Arg: uint8(k - 1)})
 			} // the same copy as the fresher one: promoting it is the same step
@@ -88,12 +96,27 @@ func replicaActions(d *Design, s *State, buf []Action) []Action {
 // that happens to read the same, and catching up moves it to the front.
 func lagging(d *Design, s *State) int {
 	p := &s.Nodes[0]
-	for k := 1; k <= d.Replicas; k++ {
+	up := upReplicas(d, s)
+	for k := 1; k <= up; k++ {
 		if r := &s.Nodes[k]; p.Owner != r.Owner || p.Exp != r.Exp || p.Fence != r.Fence {
 			return k
 		}
 	}
-	return d.Replicas + 1
+	return up + 1
+}
+
+// upReplicas is how many replicas are up: replicas 1 … upReplicas. A
+// failed primary waiting to rejoin (rejoin=K) is a down replica, kept
+// after the up ones (the earliest down first); it has no copy, takes no
+// replication, acks no WAIT and is not promoted. With rejoin=0 every
+// replica is up.
+func upReplicas(d *Design, s *State) int {
+	for k := 1; k <= d.Replicas; k++ {
+		if s.Nodes[k].Back != 0 {
+			return k - 1
+		}
+	}
+	return d.Replicas
 }
 
 // ackReturns reports whether client i's WAIT acks T returns now: acks=
@@ -116,7 +139,7 @@ func ackCount(d *Design, s *State, i int) int {
 		return 0
 	}
 	n := lagging(d, s) - 1
-	for k := n + 1; k <= d.Replicas; k++ {
+	for k, up := n+1, upReplicas(d, s); k <= up; k++ {
 		if r := &s.Nodes[k]; r.Owner == uint8(i+1) && r.Fence >= s.Clients[i].Token {
 			n++
 		}
@@ -183,7 +206,8 @@ func replicaResync(d *Design, s *State) {
 // (node 1) is promoted, with only what it had received (the fence counter
 // too); the old primary later rejoins as a replica, resynced from it (it
 // stays node 1), and the other replicas go on from where they were, now
-// behind the new primary. With
+// behind the new primary. With rejoin=K the old primary is down K ticks
+// first (retire). With
 // the primary cut off with some clients (partition=primary), the primary
 // does not die: it keeps answering its side (split brain). The promoted
 // replica becomes node 0, the clients of the other side use it; the old
@@ -199,8 +223,11 @@ func failover(d *Design, s *State, a Action, ev *Event) {
 			}
 		}
 		ev.Flags |= EvSplit
-	} else {
+	} else if d.RejoinTicks == 0 {
 		promote(s, int(a.Arg)+1)
+	} else if !retire(d, s, int(a.Arg)+1) { // no replica up to promote: the lock service is down
+		ackBroken(d, s, ev)
+		return
 	}
 	ev.Value = s.Nodes[0].Owner
 	ackBroken(d, s, ev)
@@ -221,6 +248,52 @@ func promote(s *State, p int) {
 		back := s.Nodes[k].Back
 		s.Nodes[k] = s.Nodes[0]
 		s.Nodes[k].Back = back
+	}
+}
+
+// retire (rejoin=K): the primary dies and stays down K ticks while it
+// restarts. Replica p is promoted (promote), and the old primary becomes
+// a down replica after the up ones, with no copy: it rejoins when it is
+// back (replicaRejoin). With no replica up (replicas=1, the second
+// failure while the first failed primary is still down) Sentinel has
+// nobody to promote: the primary stays the primary, down K ticks, and
+// restarts as a node crash does (persist= says what it keeps); every
+// request fails meanwhile, as to a crashed node (lock_redis.go). The
+// down replica, back first, would be a replica of a dead primary: it
+// comes back with the primary. Reports whether a replica was promoted.
+func retire(d *Design, s *State, p int) bool {
+	back := s.Now + uint8(d.RejoinTicks)
+	if upReplicas(d, s) == 0 {
+		n := &s.Nodes[0]
+		switch {
+		case d.Persist == 0:
+			n.Owner, n.Exp = 0, 0
+			n.Fence = uint16(d.FirstToken - 1)
+		case d.FsyncTicks > 0:
+			reload(s, n, &s.Nodes[diskNode(d)])
+		}
+		n.Back = back
+		for k := 1; k <= d.Replicas; k++ {
+			s.Nodes[k].Back = max(s.Nodes[k].Back, back)
+		}
+		return false
+	}
+	promote(s, p)
+	copy(s.Nodes[p:d.Replicas], s.Nodes[p+1:d.Replicas+1])
+	s.Nodes[d.Replicas] = Node{Back: back}
+	return true
+}
+
+// replicaRejoin (rejoin=K): each down replica whose time is reached
+// rejoins with a full resync from the primary: a copy of it, now the
+// freshest (replica 1). tick then clears its Back.
+func replicaRejoin(d *Design, s *State) {
+	for k := 1; k <= d.Replicas; k++ {
+		if s.Nodes[k].Back == s.Now {
+			copy(s.Nodes[2:k+1], s.Nodes[1:k])
+			s.Nodes[1] = s.Nodes[0]
+			s.Nodes[1].Back = s.Now
+		}
 	}
 }
 
@@ -349,6 +422,9 @@ func describeReplicate(d *Design, st *StepRecord) string {
 }
 
 func describeFailover(d *Design, st *StepRecord) string {
+	if d.RejoinTicks > 0 {
+		return describeRetire(d, st)
+	}
 	if p := int(st.Action.Arg) + 1; p > 1 {
 		return fmt.Sprintf("failover: the primary dies, and Sentinel promotes replica %d, not the freshest (key %s there, fence %d); %s", p, owner(st.Event.Value), st.After.Nodes[0].Fence, stalerFollow(d, p)) + ackBrokenWords(&st.Event)
 	}
@@ -359,4 +435,54 @@ func describeFailover(d *Design, st *StepRecord) string {
 		return fmt.Sprintf("failover: the replica's side cannot see the primary and promotes the replica (key %s there, fence %d); the old primary keeps answering the clients cut off with it: split brain", owner(st.Event.Value), st.After.Nodes[0].Fence) + ackBrokenWords(&st.Event)
 	}
 	return fmt.Sprintf("failover: the primary dies, the replica is promoted (key %s there, fence %d)", owner(st.Event.Value), st.After.Nodes[0].Fence) + ackBrokenWords(&st.Event)
+}
+
+// describeRetire is a failover's words with rejoin=K: the old primary is
+// down K ticks, then rejoins as a replica.
+func describeRetire(d *Design, st *StepRecord) string {
+	back := int(st.Event.Now) + d.RejoinTicks
+	a := &st.After.Nodes[0]
+	if a.Back != 0 {
+		w := "failover: the primary dies and Sentinel has no replica to promote (its only replica, the old primary, is still restarting): the lock service is down"
+		w += fmt.Sprintf("; the primary restarts, still the primary, at t=%d", back)
+		switch {
+		case d.Persist == 0:
+			w += ", its keys lost"
+		case d.FsyncTicks > 0:
+			w += describeReload(d, st)
+		default:
+			w += ", its keys kept on disk"
+		}
+		return w + "; every request fails until then" + ackBrokenWords(&st.Event)
+	}
+	p, up := int(st.Action.Arg)+1, upReplicas(d, &st.Before)
+	who := "replica 1, the freshest one up"
+	switch {
+	case d.Replicas == 1:
+		who = "the replica"
+	case up == 1:
+		who = "replica 1, the only one up"
+	case p > 1:
+		who = fmt.Sprintf("replica %d, not the freshest", p)
+	}
+	w := fmt.Sprintf("failover: the primary dies, and Sentinel promotes %s (key %s there, fence %d); the old primary is down, restarting, until t=%d, then rejoins as a replica with a full resync", who, owner(st.Event.Value), a.Fence, back)
+	if p > 1 {
+		w += "; " + stalerResync(p)
+	}
+	switch {
+	case up == p+1:
+		w += fmt.Sprintf("; replica %d is now replica %d", up, up-1)
+	case up > p+1:
+		w += fmt.Sprintf("; replicas %d … %d are now %d … %d", p+1, up, p, up-1)
+	}
+	return w + ackBrokenWords(&st.Event)
+}
+
+// stalerResync says that the replicas fresher than replica p, promoted,
+// resync from it in full.
+func stalerResync(p int) string {
+	if p == 2 {
+		return "replica 1, fresher than it, resyncs from it in full"
+	}
+	return fmt.Sprintf("replicas 1 … %d, fresher than it, resync from it in full", p-1)
 }

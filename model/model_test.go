@@ -100,6 +100,8 @@ func TestBadDesignNames(t *testing.T) {
 		"replica/cad/none/plain,failovers=3":                                                   "failovers=\"3\": want a whole number from 0 to 2",
 		"replica/cad/none/plain,promote=any":                                                   "promote=any applies only with replicas ≥ 2",
 		"replica/cad/none/plain,promote=any,replicas=2,failovers=0":                            "promote=any applies only with failovers ≥ 1",
+		"replica/cad/none/plain,rejoin=3,failovers=0":                                          "rejoin applies only with failovers ≥ 1",
+		"replica/cad/none/plain,rejoin=3,partition=primary,partitions=1":                       "rejoin does not apply with partition=primary",
 		"redis/cad/none/plain,promote=any":                                                     "promote does not apply to lock redis (it applies to: replica)",
 		"replica/cad/none/plain,replicas=2,acks=2":                                             "acks applies only with ack=wait",
 		"replica/cad/none/plain,ack=wait,acks=2":                                               "acks=2 with replicas=1: WAIT would wait for more replicas than there are; want acks from 1 to 1",

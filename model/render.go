@@ -66,7 +66,14 @@ func describeTick(d *Design, st *StepRecord) string {
 		notes = append(notes, n)
 	}
 	if ev.Flags&EvNodeBack != 0 {
-		notes = append(notes, "a crashed node is back")
+		switch {
+		case d.Lock == LockReplica && d.RejoinTicks > 0 && st.Before.Nodes[0].Back == ev.Now:
+			notes = append(notes, "the primary is back, restarted, and the replica rejoins it with a full resync")
+		case d.Lock == LockReplica && d.RejoinTicks > 0:
+			notes = append(notes, "the old primary is back: it rejoins as a replica, resynced in full from the primary")
+		default:
+			notes = append(notes, "a crashed node is back")
+		}
 	}
 	for i := 0; i < d.Clients; i++ {
 		if ev.ResumedMask&(1<<i) != 0 {

@@ -280,6 +280,15 @@ func crashed(d *Design, s *State, i int, old Client) {
 }
 
 // nodeRestarted is what a node crash means beyond the node itself.
+// nodeBack: down nodes whose time is reached come back at this tick
+// (before tick clears their Back): a failed replica primary rejoins as a
+// replica (rejoin=K, lock_replica.go).
+func nodeBack(d *Design, s *State) {
+	if d.Lock == LockReplica && d.RejoinTicks > 0 {
+		replicaRejoin(d, s)
+	}
+}
+
 func nodeRestarted(d *Design, s *State) {
 	if d.Lock == LockReplica {
 		replicaResync(d, s)

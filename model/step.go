@@ -769,6 +769,7 @@ func tick(d *Design, s *State, ev *Event) {
 	s.Now++
 	ev.Now = s.Now
 	nodes := lockNodes(d)
+	nodeBack(d, s)
 	for k := 0; k < nodes; k++ {
 		n := &s.Nodes[k]
 		if n.Back == s.Now {

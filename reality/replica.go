@@ -404,5 +404,8 @@ func replicaOK(d *model.Design) error {
 	if d.Ack == model.AckWait && d.Delays > 0 {
 		return fmt.Errorf("design %s: a held request with WAIT after the acquire (ack=wait) is not played for real; set delays=0", d.Name())
 	}
+	if d.RejoinTicks > 0 {
+		return fmt.Errorf("design %s: a failed primary kept down before it rejoins (rejoin=%d) is not played for real yet; set rejoin=0", d.Name(), d.RejoinTicks)
+	}
 	return nil
 }
