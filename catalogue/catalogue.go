@@ -62,6 +62,7 @@ var Entries = []Entry{
 	{"replica/cad/rw/max-token,ack=wait,promote=any,clients=2,pauses=0,replicas=2,acks=2", "WAIT 2 of two: whichever replica Sentinel promotes has every acknowledged key"},
 	{"replica/cad/rw/max-token,clients=2,pauses=0,failovers=2,replicas=2", "two failures in a row: one already loses updates; the second can bring back a released key (story replica-two-failovers)"},
 	{"replica/cad/rw/max-token,ack=wait,clients=2,pauses=0,failovers=2", "WAIT 1 0 through two failures in a row: each promoted replica has every acknowledged key"},
+	{"replica/cad/rw/max-token,ack=wait,clients=2,pauses=0,failovers=2,rejoin=3,replicas=2", "WAIT 1 of two through two failures while the first failed primary is still down: the second promotes the replica without the key (story replica-rejoin)"},
 	// Redlock
 	{"redlock/cad/none/plain,pauses=0", "five nodes, no faults"},
 	{"redlock/cad/none/plain", "a pause after the vote"},
