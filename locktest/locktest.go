@@ -24,7 +24,8 @@
 //     past the TTL, of one whose lock server is killed and restarted
 //     empty, of one that cuts a client off from it, of two that lose
 //     a release's reply or the release itself, and of one that holds a
-//     release in the network: Swarms),
+//     release in the network; on ZooKeeper, of one that loses a create's
+//     reply: Swarms),
 //     shortest first, each against N instances of
 //     your client with lockcheck's job
 //     around them (read the counter, work, write counter + 1, release); a
@@ -394,8 +395,9 @@ func clip(s string) string {
 }
 
 // Design is the model's design that cfg plays, in lockcheck's design
-// grammar (explore check -design …). On Redis the schedules of further
-// designs follow (Swarms): each Schedule names its own.
+// grammar (explore check -design …). On Redis and ZooKeeper the
+// schedules of further designs follow (Swarms): each Schedule names its
+// own.
 func (cfg Config) Design() string { return cfg.design(true) }
 
 // A Swarm is a design whose shortest runs and random schedules Run plays
@@ -517,12 +519,35 @@ var wonLate = model.Property{Name: "won-late", Expect: model.Sometimes,
 		return int(c.Since)+d.TTLTicks <= int(s.Now)
 	}}
 
-// Swarms is what Run plays for cfg besides Design: none but on Redis.
-// Only the unanswered and dropped swarms lose a release; the others do
-// not, whatever Config.LoseReleases says (it loses releases among
-// Design's faults).
+// zkSwarms are the further designs of a ZooKeeper client:
+//   - lost-create: an acquire whose create is applied and its reply lost
+//     (the client's proxy forwards the create, the Acquire's first
+//     request, drops its reply and closes the connection; the session
+//     lives on): the node is made, owned by the client's session, while
+//     the create fails with a connection loss. The model's client finds
+//     its node again after its timeout (protected mode, as go-zookeeper's
+//     Conn.CreateProtectedEphemeralSequential does: a GUID in the node's
+//     name, looked up in the lock node's children); a recipe that creates
+//     again leaves the first node, the lowest, for no one, and everyone
+//     waits behind it.
+var zkSwarms = []swarm{
+	{"lost-create", ",pauses=0,losses=1,lose=reply,lose-at=acquire,timeout=3", &foundAfterLost, false},
+}
+
+// foundAfterLost is a behaviour of the lost-create swarm: a client wins
+// the lock after its create's reply was lost.
+var foundAfterLost = model.Property{Name: "found-after-lost", Expect: model.Sometimes,
+	Doc: "a client whose create's reply was lost wins the lock",
+	Bad: func(d *model.Design, s *model.State, ev *model.Event) bool {
+		return ev != nil && ev.Action.Kind == model.ActAcquire && ev.Result == model.ResOK && s.Used[model.FaultLoss] > 0
+	}}
+
+// Swarms is what Run plays for cfg besides Design: on Redis and on
+// ZooKeeper only. Only the unanswered and dropped swarms lose a release;
+// the others do not, whatever Config.LoseReleases says (it loses
+// releases among Design's faults).
 func (cfg Config) Swarms() []Swarm {
-	if cfg.Service != Redis {
+	if cfg.Service != Redis && cfg.Service != ZooKeeper {
 		return nil
 	}
 	plain := cfg
@@ -538,10 +563,18 @@ func (cfg Config) Swarms() []Swarm {
 	return out
 }
 
-// swarms are the further designs played for cfg on Redis.
+// swarms are the further designs played for cfg on Redis or ZooKeeper.
 func (cfg Config) swarms() []swarm {
 	var out []swarm
-	for _, s := range swarms {
+	all := swarms
+	switch cfg.Service {
+	case ZooKeeper:
+		all = zkSwarms
+	case Redis:
+	default:
+		return nil
+	}
+	for _, s := range all {
 		if !s.noRenew || cfg.RenewTicks == 0 {
 			out = append(out, s)
 		}
@@ -1015,7 +1048,7 @@ func (cfg Config) check() error {
 // schedules drawn from the model's enabled actions with cfg.Seed; shortest
 // first. The same config gives the same schedules.
 //
-// On Redis the designs of Swarms follow, each with its
+// On Redis and ZooKeeper the designs of Swarms follow, each with its
 // shortest runs (exclusive-reply, …) and half as many random schedules
 // (reply-1, …): they leave Design's schedules as they were.
 func Schedules(cfg Config) ([]Schedule, error) {

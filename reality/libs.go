@@ -140,10 +140,12 @@ func CheckClient(name string, d *model.Design) error {
 				return fmt.Errorf("client %s on ZooKeeper: a token would be its node's sequence, which a user's Acquire does not report; want fence=none", name)
 			case d.Check != model.CheckTrust || d.Bug != model.BugNone:
 				return fmt.Errorf("client %s on ZooKeeper: want check=trust and no planted bug", name)
-			case d.Losses > 0 && name == ClientUser:
-				return fmt.Errorf("client %s on ZooKeeper: a create whose reply is lost is played for real with lockcheck's own client and go-zookeeper's recipe only; want losses=0", name)
-			case d.Protect == model.ProtectNo:
+			case d.Losses > 0 && d.Lose != model.LoseReply:
+				return fmt.Errorf("client %s on ZooKeeper: a request lost on its way (lose=%s) is played with lockcheck's own client only; want lose=reply", name, d.Lose)
+			case d.Protect == model.ProtectNo && name == ClientZkLock:
 				return fmt.Errorf("client %s on ZooKeeper: go-zookeeper's Lock always creates in protected mode (Conn.CreateProtectedEphemeralSequential); want protect=yes", name)
+			case d.Protect == model.ProtectNo:
+				return fmt.Errorf("client %s on ZooKeeper: a user's recipe is checked against protected mode, the lock that finds its node after a lost reply (a node the client does not know of is seen with lockcheck's own client only); want protect=yes", name)
 			}
 			return nil
 		}

@@ -153,6 +153,12 @@ type Obs struct {
 	// reply that was another request's: the release deleted nothing), so
 	// the run is void, as a late one
 	Void bool
+	// Stuck: the step waited its bound (zkUserBound), far past its window,
+	// for an answer that did not come (a user's blocking Acquire that the
+	// model's watch had woken): a definite answer, not a late one. A run
+	// that parts from the model first at a stuck step is not void for the
+	// timing of the steps after it (Compare).
+	Stuck bool
 	// Held is the request a delay held, or whose held reply arrived: an
 	// acquire (its reply held) or a write (0: none)
 	Held   model.ActionKind
@@ -459,6 +465,9 @@ func setBit(m uint8, i int, on bool) uint8 {
 
 // late records a step that ended outside its window.
 func (p *Play) late(ob *Obs, tickStart time.Duration) {
+	if ob.Stuck {
+		return
+	}
 	into := ob.End - tickStart
 	if into > p.Latest {
 		p.Latest = into

@@ -149,6 +149,11 @@ func Compare(in *Input, server string, run *model.Run, p *Play) *Comparison {
 			StartMS: ms(ob.Start), EndMS: ms(ob.End), view: rv,
 		}
 		if !sp.Agree {
+			if len(c.Differences) == 0 && ob.Stuck && (!p.Late || sp.Seq < p.LateSeq) {
+				// its first difference is a definite one, made before any
+				// step was late: the steps after it waited behind it
+				c.Late, c.LateSeq = false, 0
+			}
 			sp.Diff = diffViews(&d, mv, rv)
 			c.Differences = append(c.Differences, fmt.Sprintf("step %d (t=%d %s): %s", sp.Seq, sp.Tick, sp.Action, sp.Diff))
 		}

@@ -321,7 +321,7 @@ func (l *zkUserConn) loseCreate(ctx context.Context, c *client, ob *Obs, now uin
 		return err
 	}
 	if !there {
-		return fmt.Errorf("client %s: the create whose reply was dropped left no node with its data %q: it was not applied", who, model.LockValue(c.i))
+		return fmt.Errorf("client %s: the request whose reply was dropped, Acquire's first, made no node with the data %q: a lost create's reply is the reply to the first request, which must be the create (as go-zookeeper's LockWithData's is)", who, model.LockValue(c.i))
 	}
 	tok := l.w.seen.token(l.d, seq)
 	ob.Token = tok

@@ -288,7 +288,7 @@ func (l *zkUserConn) waitLock(ctx context.Context, c *client, ob *Obs) (model.Re
 		// model's client creates a new node: so does a new Acquire
 		return l.acquire(ctx, c, ob)
 	case <-t.C:
-		ob.Told = "Acquire still blocked"
+		ob.Told, ob.Stuck = fmt.Sprintf("Acquire still blocked after %v", zkUserBound), true
 		return wonReply(l.d, false, 0, ob), nil
 	case <-ctx.Done():
 		return model.Reply{}, ctx.Err()
