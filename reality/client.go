@@ -1158,9 +1158,10 @@ func isDown(err error) bool {
 }
 
 // lockErr wraps a lock-node request's error: a network error when nodes can
-// crash is a down node; anything else ends the run.
+// crash (or a replica primary be down: primaryDown) is a down node;
+// anything else ends the run.
 func lockErr(d *model.Design, err error, what string) error {
-	if d.NodeCrashes > 0 && networkError(err) {
+	if (d.NodeCrashes > 0 || primaryDown(d)) && networkError(err) {
 		return &downError{fmt.Errorf("%s: %v", what, err)}
 	}
 	return fmt.Errorf("%s: %v", what, err)

@@ -242,6 +242,11 @@ func (k *conductor) tick(ctx context.Context, seq int, a model.Action, budget ti
 	}
 	ob := Obs{Action: a, Took: model.ActTick, Tick: k.now, Before: HolderNotLooked}
 	ob.Start = k.clk.since()
+	if b, ok := k.w.(nodesBacker); ok { // the model's nodeBack, before its clients' tick
+		if err := b.nodesBack(ctx, k.now, k.retarget); err != nil {
+			return Obs{}, fmt.Errorf("step %d (tick to t=%d): %v", seq, k.now, err)
+		}
+	}
 	for _, c := range k.clients {
 		if err := c.tick(ctx, k.now); err != nil {
 			return Obs{}, fmt.Errorf("step %d (tick to t=%d): %v", seq, k.now, err)
@@ -262,6 +267,12 @@ func (k *conductor) tick(ctx context.Context, seq int, a model.Action, budget ti
 		return Obs{}, fmt.Errorf("step %d (tick to t=%d): %v", seq, k.now, err)
 	}
 	return ob, nil
+}
+
+// nodesBacker is a world whose nodes come back at a tick by themselves
+// (a replica set's failed primaries, rejoin=K: replicaWorld.nodesBack).
+type nodesBacker interface {
+	nodesBack(ctx context.Context, now int, retarget func(from, to string)) error
 }
 
 // nodeCrash kills lock node a.Arg (SIGKILL); it restarts now or after

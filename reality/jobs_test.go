@@ -92,15 +92,3 @@ func TestRepeatedJobRefusals(t *testing.T) {
 		}
 	}
 }
-
-// TestRejoinRefused: a failed primary kept down before it rejoins
-// (rejoin=K) is not played for real yet: refused in one line naming it.
-func TestRejoinRefused(t *testing.T) {
-	d, err := model.ParseDesign("replica/cad/rw/max-token,ack=wait,clients=2,pauses=0,failovers=2,rejoin=3,replicas=2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if np, ok := IsNotPlayable(Playable(&d)); !ok || !strings.Contains(np.Because, "(rejoin=3) is not played for real yet; set rejoin=0") {
-		t.Errorf("want a NotPlayable naming rejoin, got %v", np)
-	}
-}

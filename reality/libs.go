@@ -78,6 +78,8 @@ func CheckClient(name string, d *model.Design) error {
 			return fmt.Errorf("client %s: planted bugs are the reference client's; want bug=none", lib)
 		case d.NodeCrashes > 0 && (lib != ClientUser || d.Lock != model.LockRedis):
 			return fmt.Errorf("client %s: node crashes are played with the reference client only (and a user's client on one Redis node); want node-crashes=0", lib)
+		case primaryDown(d):
+			return fmt.Errorf("client %s: a replica primary down with no replica to promote (rejoin=%d, failovers=%d > replicas=%d) is played with the reference client only; want failovers ≤ replicas", lib, d.RejoinTicks, d.Failovers, d.Replicas)
 		}
 		return nil
 	}

@@ -128,6 +128,10 @@ type plant struct {
 	// the replica set's order, so the model's replica k (the k-th
 	// freshest) is another server after a replicate step of replica 2
 	fixedOrder bool
+	// restartAtOnce: with rejoin=K a failed replica primary rejoins at
+	// once, resynced, as with rejoin=0, instead of staying down K ticks
+	// (replica.go, retire)
+	restartAtOnce bool
 	// leakAbandoned: an acquire its caller abandons is not held: it lands
 	// at once, and its caller hears the reply
 	leakAbandoned bool

@@ -64,6 +64,12 @@ type proxy struct {
 	// (client.holdRelease); gotRequest is signalled when one came and waits
 	gated      bool
 	gotRequest chan struct{}
+	// acks: a replication link's REPLCONF ACKs wait (the replica's other
+	// requests do not): a rejoin's, so that the ACKs of every replica
+	// rejoining at one tick reach the primary together (replicaSet.rejoin);
+	// acksIn is how many wait, or are on their way to the primary
+	acks   bool
+	acksIn int
 	// halfClose: a client that closes its connection closes only the
 	// upstream's write side, so the reply to a request it left behind
 	// (let through after the close: an abandoned acquire's) still comes
@@ -191,7 +197,11 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 				p.waiting++
 			}
 			heldRequest := !reply && (p.held || p.gated)
-			for (p.held || reply && p.replies || !reply && p.gated) && !p.done {
+			ack := !reply && p.acks && bytes.Contains(buf[:n], replconfAck)
+			if ack {
+				p.acksIn++
+			}
+			for (p.held || reply && p.replies || !reply && p.gated || ack && p.acks) && !p.done {
 				p.cond.Wait()
 			}
 			if kept {
@@ -259,6 +269,9 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 			if !reply {
 				p.mu.Lock()
 				p.talked[dst] = true
+				if ack {
+					p.acksIn--
+				}
 				p.mu.Unlock()
 				p.wmu.Unlock()
 			}
@@ -441,6 +454,27 @@ func (p *proxy) setGate(on bool) {
 	p.gated = on
 	p.cond.Broadcast()
 	p.mu.Unlock()
+}
+
+// replconfAck begins a replica's REPLCONF ACK offset, as Redis sends it
+// (replicationSendAck).
+var replconfAck = []byte("$8\r\nREPLCONF\r\n$3\r\nACK\r\n")
+
+// holdAcks makes a replication link's REPLCONF ACKs wait (true) or go
+// (false); the replica's other requests (its handshake, PSYNC) go.
+func (p *proxy) holdAcks(on bool) {
+	p.mu.Lock()
+	p.acks = on
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// acksOnTheWay is how many REPLCONF ACKs wait in the link, or are being
+// written to the primary.
+func (p *proxy) acksOnTheWay() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.acksIn
 }
 
 // dropRequests drops the client's requests (and closes their

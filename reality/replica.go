@@ -31,6 +31,18 @@ import (
 // them a partial resync: their offsets are past the promoted replica's);
 // the staler ones follow it through a held link and catch up at their
 // next replicate step.
+//
+// With rejoin=K (model: retire, replicaRejoin) the killed primary stays
+// dead K ticks of the play's clock: the model's replica it becomes is
+// down, kept after the up ones, and played by a spare that follows
+// nobody until its tick comes (nothing reaches it: no replication, no
+// WAIT counts it, no failover promotes it); at that tick the spare, an
+// empty redis-server as the restarted one would be, follows the primary
+// and resyncs in full, and is the freshest replica. A failure with no
+// replica up (the second, with replicas=1) promotes nobody: the primary's
+// address stays dead, so every request to it fails as to a crashed node,
+// until its tick, when a spare plays it restarted empty (persist=0) and
+// the clients' proxies move to it; the down replica rejoins it then.
 type replicaSet struct {
 	servers []*Server       // every redis-server of the set
 	admin   []*redis.Client // a direct connection to each
@@ -40,6 +52,13 @@ type replicaSet struct {
 	spares  []int           // servers started empty, each to play an old primary back
 	open    bool            // planted bug: the links are never held (plant.openLinks)
 	fixed   bool            // planted bug: the order stays as it started (plant.fixedOrder)
+	// rejoin=K: back[k-1] is the tick at which the model's replica k,
+	// down, rejoins (0: up); a down replica's server is a spare that
+	// follows nobody yet
+	back []int
+	// rejoin=K, a failure with no replica up: the tick at which the
+	// primary restarts (0: it is up), and the spare that plays it then
+	primaryBack, restarted int
 }
 
 // startReplicaSet starts a primary and n replicas, and waits until every
@@ -70,6 +89,7 @@ func startReplicaSet(ctx context.Context, n, spares int, pl plant) (*replicaSet,
 	}
 	for s := 1; s <= n; s++ {
 		rs.order = append(rs.order, s)
+		rs.back = append(rs.back, 0)
 	}
 	if err := rs.resync(ctx, rs.order); err != nil {
 		rs.stop()
@@ -360,6 +380,208 @@ func (rs *replicaSet) failover(ctx context.Context, arg uint8, rejoin bool) erro
 	return rs.resync(ctx, append(fresher, back))
 }
 
+// up is how many of the model's replicas are up: replicas 1 … up (the
+// down ones come after them: model.upReplicas).
+func (rs *replicaSet) up() int {
+	for k, b := range rs.back {
+		if b != 0 {
+			return k
+		}
+	}
+	return len(rs.order)
+}
+
+// retire is the model's failover with rejoin=K (model.retire): the
+// primary dies (SIGKILL) and stays dead until tick back. With a replica
+// up, the model's replica arg+1 is promoted as failover promotes it (the
+// fresher ones resync from it in full, the staler up ones follow it
+// through held links), and the old primary becomes the last replica,
+// down: a spare, which rejoins at tick back (rejoinDue). With none up,
+// nobody is promoted: the primary's address stays dead until back, when
+// a spare plays the primary restarted (restartDue), and every replica
+// comes back with it then.
+func (rs *replicaSet) retire(ctx context.Context, arg uint8, back int) error {
+	p, up := int(arg)+1, rs.up()
+	if up > 0 && p > up {
+		return fmt.Errorf("failover: no replica %d up to promote (%d are up)", p, up)
+	}
+	if len(rs.spares) == 0 {
+		return fmt.Errorf("failover: no spare redis-server left to play the old primary back")
+	}
+	for s, l := range rs.links { // what the replicas had not received is lost
+		if l != nil {
+			l.close()
+			rs.links[s] = nil
+		}
+	}
+	if err := rs.servers[rs.primary].Crash(); err != nil {
+		return fmt.Errorf("failover: kill the primary: %v", err)
+	}
+	spare := rs.spares[0]
+	rs.spares = rs.spares[1:]
+	if up == 0 { // Sentinel has no replica to promote: the lock service is down
+		rs.primaryBack, rs.restarted = back, spare
+		for k := range rs.back {
+			rs.back[k] = max(rs.back[k], back)
+		}
+		return nil
+	}
+	s := rs.order[p-1]
+	if err := rs.admin[s].Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		return fmt.Errorf("failover: REPLICAOF NO ONE: %v", err)
+	}
+	rs.primary = s
+	fresher := append([]int(nil), rs.order[:p-1]...)
+	for _, t := range rs.order[p:up] { // staler: they go on from their copies
+		if err := rs.follow(ctx, t, true); err != nil {
+			return err
+		}
+	}
+	rs.order = append(append(rs.order[:p-1:p-1], rs.order[p:]...), spare)
+	rs.back = append(append(rs.back[:p-1:p-1], rs.back[p:]...), back)
+	return rs.resync(ctx, fresher)
+}
+
+// restartDue reports whether the primary, down with no replica to
+// promote, restarts at tick now: the spare that plays it, empty, is the
+// primary from now on (the caller moves the clients to it).
+func (rs *replicaSet) restartDue(now int) bool {
+	if rs.primaryBack == 0 || rs.primaryBack != now {
+		return false
+	}
+	rs.primary, rs.primaryBack = rs.restarted, 0
+	return true
+}
+
+// rejoinDue is model.replicaRejoin at tick now: each down replica whose
+// tick it is (in the model's order) rejoins the primary with a full
+// resync and becomes the freshest replica 1. They rejoin together
+// (rejoin): a WAIT blocked on the primary counts them all at once, as
+// the model's does.
+func (rs *replicaSet) rejoinDue(ctx context.Context, now int) error {
+	var ss []int
+	for k := 1; k <= len(rs.order); k++ {
+		if rs.back[k-1] != now {
+			continue
+		}
+		s := rs.order[k-1]
+		copy(rs.order[1:k], rs.order[:k-1])
+		copy(rs.back[1:k], rs.back[:k-1])
+		rs.order[0], rs.back[0] = s, 0
+		ss = append(ss, s)
+	}
+	return rs.rejoin(ctx, ss)
+}
+
+// rejoin makes the servers ss, empty, follow the primary with a full
+// resync each, one after the other (resync says why), and lets their
+// first acknowledgements reach the primary together: each link holds the
+// replica's REPLCONF ACKs from the start, until the replica has loaded
+// the primary's snapshot and the primary has put it online (snapshot's
+// wait: an ACK before that would not start its stream); then the primary
+// is frozen (SIGSTOP), every link lets its ACKs through into the
+// primary's sockets, and the primary goes on (SIGCONT), reading them all
+// in one pass of its event loop before it answers a blocked WAIT: two
+// replicas rejoining at one tick are counted 2, not 1 then 2 (the
+// model's replicas rejoin in one step). They are then caught up
+// (catchUp), their links held again.
+func (rs *replicaSet) rejoin(ctx context.Context, ss []int) error {
+	if len(ss) == 0 {
+		return nil
+	}
+	for _, s := range ss {
+		if err := rs.noChild(ctx); err != nil {
+			return err
+		}
+		if err := rs.followAcksHeld(ctx, s); err != nil {
+			return err
+		}
+		if err := rs.loaded(ctx, s); err != nil {
+			return err
+		}
+	}
+	primary := rs.servers[rs.primary]
+	if err := primary.Freeze(); err != nil {
+		return fmt.Errorf("rejoin: freeze the primary: %v", err)
+	}
+	for _, s := range ss {
+		rs.links[s].holdAcks(false)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, s := range ss {
+		for rs.links[s].acksOnTheWay() > 0 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	if err := primary.Thaw(); err != nil {
+		return fmt.Errorf("rejoin: thaw the primary: %v", err)
+	}
+	if time.Now().After(deadline) {
+		return fmt.Errorf("rejoin: the links did not pass their replicas' ACKs to the primary within 5s")
+	}
+	return rs.catchUp(ctx, ss)
+}
+
+// followAcksHeld makes server s a replica of the primary through a new
+// link that holds its REPLCONF ACKs (rejoin).
+func (rs *replicaSet) followAcksHeld(ctx context.Context, s int) error {
+	if rs.links[s] != nil {
+		rs.links[s].close()
+	}
+	l, err := newProxy(rs.servers[rs.primary].Addr())
+	if err != nil {
+		return err
+	}
+	rs.links[s] = l
+	l.holdAcks(true)
+	host, port, _ := strings.Cut(l.addr(), ":")
+	if err := rs.admin[s].Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+		return fmt.Errorf("rejoin: REPLICAOF %s on %s: %v", l.addr(), rs.servers[s].Addr(), err)
+	}
+	return nil
+}
+
+// loaded waits until server s, following the primary through a link that
+// holds its ACKs, has loaded the primary's snapshot, the primary has it
+// online and has reaped the child that sent it, and the replica's first
+// ACK waits in the link (bounded: 5 s).
+func (rs *replicaSet) loaded(ctx context.Context, s int) error {
+	deadline := time.Now().Add(5 * time.Second)
+	port := rs.servers[s].Addr()[strings.LastIndexByte(rs.servers[s].Addr(), ':')+1:]
+	for step := 0; step < 3; {
+		switch step {
+		case 0:
+			info, err := rs.admin[s].Info(ctx, "replication").Result()
+			if err != nil {
+				return fmt.Errorf("rejoin: INFO replication on %s: %v", rs.servers[s].Addr(), err)
+			}
+			if infoField(info, "master_link_status") == "up" {
+				step++
+				continue
+			}
+		case 1:
+			info, err := rs.admin[rs.primary].Info(ctx, "replication", "persistence").Result()
+			if err != nil {
+				return fmt.Errorf("rejoin: INFO on the primary: %v", err)
+			}
+			if slaveState(info, port) == "online" && infoField(info, "rdb_bgsave_in_progress") == "0" {
+				step++
+				continue
+			}
+		case 2:
+			if rs.links[s].acksOnTheWay() > 0 {
+				step++
+				continue
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("rejoin: %s did not load the primary's snapshot and acknowledge it within 5s (step %d)", rs.servers[s].Addr(), step)
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	return nil
+}
+
 // primaryAddr is the current primary's address.
 func (rs *replicaSet) primaryAddr() string { return rs.servers[rs.primary].Addr() }
 
@@ -404,8 +626,14 @@ func replicaOK(d *model.Design) error {
 	if d.Ack == model.AckWait && d.Delays > 0 {
 		return fmt.Errorf("design %s: a held request with WAIT after the acquire (ack=wait) is not played for real; set delays=0", d.Name())
 	}
-	if d.RejoinTicks > 0 {
-		return fmt.Errorf("design %s: a failed primary kept down before it rejoins (rejoin=%d) is not played for real yet; set rejoin=0", d.Name(), d.RejoinTicks)
-	}
 	return nil
+}
+
+// primaryDown reports whether a replica design's primary can be down
+// (model: retire): with rejoin=K, a failure while every replica is down,
+// each a failed primary not yet back, finds no replica to promote; each
+// failure takes one replica down for K ticks, so it takes more failovers
+// than replicas.
+func primaryDown(d *model.Design) bool {
+	return d.Lock == model.LockReplica && d.RejoinTicks > 0 && d.Failovers > d.Replicas
 }

@@ -217,6 +217,24 @@ func (s *Server) kill(sig syscall.Signal) error {
 // Crash kills the server at once (SIGKILL): no shutdown, no final save.
 func (s *Server) Crash() error { return s.kill(syscall.SIGKILL) }
 
+// Freeze stops the running server (SIGSTOP) until Thaw: what reaches it
+// meanwhile waits in its sockets, and it reads all of it in one pass of
+// its event loop when it goes on (a rejoin's ACKs: replicaSet.rejoin).
+func (s *Server) Freeze() error { return s.signal(syscall.SIGSTOP) }
+
+// Thaw lets a frozen server go on (SIGCONT).
+func (s *Server) Thaw() error { return s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) error {
+	s.mu.Lock()
+	p := s.proc
+	s.mu.Unlock()
+	if p == nil {
+		return fmt.Errorf("%s: no running server to signal %v", s.addr, sig)
+	}
+	return p.cmd.Process.Signal(sig)
+}
+
 // Restart starts the crashed server again on the same port and directory
 // (with persistence, it reloads its append-only file) and waits for PING.
 func (s *Server) Restart(ctx context.Context) error {
