@@ -46,9 +46,10 @@ type proxy struct {
 	waiting int
 	// drop: the client's requests are dropped and their connection
 	// closed, never forwarded (a request lost before it reaches the
-	// server, lose=request); dropped is signalled when one was
-	drop    bool
-	dropped chan struct{}
+	// server, lose=request); dropped is signalled when one was;
+	// leakDrop: planted bug: the dropped request is forwarded first
+	drop, leakDrop bool
+	dropped        chan struct{}
 	// cut: a partition: every byte either way is dropped and its
 	// connection closed (a request fails at once, as the model's cut-off
 	// client's does); leakCut: planted bug: the cut lets requests through
@@ -249,12 +250,40 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 				p.mu.Unlock()
 				return
 			}
+			if !reply && p.drop && !p.done && p.zkPing && zkEvents(buf[:n]) > 0 {
+				// a ZooKeeper ping (xid -2, the same frame layout as a
+				// reply's) is no request of the caller's: it goes on, the
+				// rest is dropped
+				push := zkEvents(buf[:n])
+				p.mu.Unlock()
+				p.wmu.Lock()
+				_, werr := dst.Write(buf[:push])
+				p.wmu.Unlock()
+				if werr != nil {
+					return
+				}
+				if push == n {
+					continue
+				}
+				copy(buf, buf[push:n])
+				n -= push
+				p.mu.Lock()
+			}
 			if !reply && p.drop && !p.done { // lost on the way: the connection goes with it
 				select {
 				case p.dropped <- struct{}{}:
 				default:
 				}
+				if p.zkPing { // one request: the client's reconnect (its session's handshake) goes through
+					p.drop = false
+				}
+				leak := p.leakDrop
 				p.mu.Unlock()
+				if leak {
+					p.wmu.Lock()
+					dst.Write(buf[:n])
+					p.wmu.Unlock()
+				}
 				return
 			}
 			done := p.done
@@ -552,6 +581,9 @@ type netHold struct {
 	row     string // the storage row's proxy when the fence is apart (rowProxyKey), left open too
 	leak    bool   // planted bug: its HTTP/2 proxies leak held replies (proxy.leak)
 	leakCut bool   // planted bug: a partition lets the client's requests through (proxy.leakCut)
+	// leakDrop: planted bug: a drop of requests forwards the request it
+	// drops before it cuts the connection (proxy.leakDrop)
+	leakDrop bool
 	// unheld are the proxies of another process beside the client's (a
 	// sidecar renewer's, sidecarProxyKey): a pause of the client does not
 	// hold them, a partition of its host cuts them too
@@ -717,6 +749,9 @@ func (h *netHold) dropRequests(upstream string) error {
 	if !ok {
 		return fmt.Errorf("no proxy to %s", upstream)
 	}
+	p.mu.Lock()
+	p.leakDrop = h.leakDrop
+	p.mu.Unlock()
 	p.dropRequests()
 	return nil
 }

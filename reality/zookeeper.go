@@ -318,13 +318,20 @@ func (l *zkLock) acquire(ctx context.Context) (won bool, created int, err error)
 	return len(q) > 0 && q[0][0] == l.me && q[0][1] == l.seq, created, nil
 }
 
-// release deletes the client's node: false when it had none left.
+// release deletes the client's node: false when it had none left, or
+// when the delete got no answer (its connection closed: a delete lost on
+// its way, or its reply, or the session's end). The node's path is kept
+// unless the delete succeeded or found no node or an expired session, so
+// that a release sent again (release-fail=retry) deletes it, or finds it
+// gone.
 func (l *zkLock) release(ctx context.Context) (bool, error) {
 	if l.path == "" {
 		return false, nil
 	}
 	err := l.c.Delete(l.path, -1)
-	l.path = ""
+	if err == nil || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrSessionExpired) {
+		l.path = ""
+	}
 	if errors.Is(err, zk.ErrNoNode) || sessionLost(err) {
 		return false, nil
 	}
@@ -332,6 +339,16 @@ func (l *zkLock) release(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("ZooKeeper delete: %v", err)
 	}
 	return true, nil
+}
+
+// zkBack waits, up to bound, until the client's session is connected
+// again after its connection was cut (go-zookeeper reconnects by
+// itself), so that what its old connection carried is the server's past.
+func zkBack(ctx context.Context, c *zk.Conn, bound time.Duration) {
+	deadline := time.Now().Add(bound)
+	for c.State() != zk.StateHasSession && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // sessionLost is an error of a request queued while the client's session
