@@ -222,8 +222,10 @@ func diffViews(d *model.Design, m, r view) string {
 		add("step taken", m.Took, rt)
 	}
 	if !r.Skipped && (m.Result != r.Result || m.Value != r.Value || m.Token != r.Token || m.MaxTok != r.MaxTok) {
-		add("reply", describe(d, view{Took: m.Took, Held: m.Held, Result: m.Result, Value: m.Value, Token: m.Token, MaxTok: m.MaxTok}),
-			describe(d, view{Took: r.Took, Held: r.Held, Result: r.Result, Value: r.Value, Token: r.Token, MaxTok: r.MaxTok}))
+		// each side's text with its own key holder (a zero After would
+		// read as A's: "nothing applied; key: A's" where the key was nobody's)
+		add("reply", describe(d, view{Took: m.Took, Held: m.Held, Result: m.Result, Value: m.Value, Token: m.Token, MaxTok: m.MaxTok, After: m.After}),
+			describe(d, view{Took: r.Took, Held: r.Held, Result: r.Result, Value: r.Value, Token: r.Token, MaxTok: r.MaxTok, After: r.After}))
 	}
 	if m.Unsafe != r.Unsafe {
 		add("✗ (acted without the key)", m.Unsafe, r.Unsafe)
