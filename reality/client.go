@@ -866,15 +866,19 @@ func (c *client) lateAcquire(ctx context.Context, ob *Obs) error {
 // sends the release again after its timeout (release-fail=retry), or
 // takes it as done and forgets its lock (release-fail=forget). A client
 // that clears its lock value with the failed call has nothing left to
-// send when it retries, which is what the schedule shows.
+// send when it retries, which is what the schedule shows. A ZooKeeper
+// create lost on its way, or its reply, is zookeeper_lost.go's.
 func (c *client) loseRequest(ctx context.Context, ob *Obs, now uint8) error {
 	k := c.m.Next(c.d)
 	if cl, ok := c.lk.(createLoser); ok && c.net != nil && k == model.ActAcquire && c.d.Lose == model.LoseReply {
 		return cl.loseCreate(ctx, c, ob, now) // a ZooKeeper create's reply (zookeeper_lost.go)
 	}
+	if cl, ok := c.lk.(createRequestLoser); ok && c.net != nil && k == model.ActAcquire && c.d.Lose == model.LoseRequest {
+		return cl.loseCreateRequest(ctx, c, ob, now) // a ZooKeeper create lost on its way (zookeeper_lost.go)
+	}
 	rh, ok := c.lk.(replyHolder)
 	if !ok || c.net == nil || k != model.ActRelease {
-		return fmt.Errorf("client %s: a lost %s is not played for real (a release lost on the way to one Redis node is, or its reply, and a ZooKeeper create's reply)", model.ClientName(c.i), k)
+		return fmt.Errorf("client %s: a lost %s is not played for real (a release lost on the way to one Redis node is, or its reply, and a ZooKeeper create of lockcheck's own client or its reply)", model.ClientName(c.i), k)
 	}
 	up := rh.lockUpstream()
 	if c.d.Lose == model.LoseReply {

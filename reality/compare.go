@@ -167,6 +167,9 @@ func describe(d *model.Design, v view) string {
 			}
 			return fmt.Sprintf("create node %d applied (%s), its reply lost; key: %s", v.Token, at, holderName(v.After))
 		}
+		if d.Lock == model.LockZooKeeper && d.LoseAt == model.PlaceAcquire { // a create lost on its way (zookeeper_lost.go)
+			return "create lost on the way, nothing applied; key: " + holderName(v.After)
+		}
 		if d.Lose == model.LoseReply {
 			done := "nothing deleted"
 			if v.Result == model.ResOK {

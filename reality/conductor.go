@@ -79,7 +79,7 @@ func PlaySchedule(ctx context.Context, d *model.Design, trace []model.Action, op
 	clients := make([]*client, d.Clients)
 	for i := range clients {
 		// every connection of the client goes through its own proxies
-		h := &netHold{leak: opts.plant.leakReply, leakCut: opts.plant.leakCut}
+		h := &netHold{leak: opts.plant.leakReply, leakCut: opts.plant.leakCut, leakDrop: opts.plant.zkLost.leakRequest}
 		lk, err := w.lock(ctx, i, h)
 		if err != nil {
 			h.close()

@@ -142,6 +142,8 @@ func CheckClient(name string, d *model.Design) error {
 				return fmt.Errorf("client %s on ZooKeeper: a token would be its node's sequence, which a user's Acquire does not report; want fence=none", name)
 			case d.Check != model.CheckTrust || d.Bug != model.BugNone:
 				return fmt.Errorf("client %s on ZooKeeper: want check=trust and no planted bug", name)
+			case d.Losses > 0 && d.Lose == model.LoseRequest && name == ClientZkLock:
+				return fmt.Errorf("client %s on ZooKeeper: go-zookeeper's Lock sends a create lost on its way again at once, inside the call (Conn.CreateProtectedEphemeralSequential, conn.go: on ErrConnectionClosed it lists the children, finds no node with its GUID and creates again), not after the design's timeout as the model's client does; want lose=reply", name)
 			case d.Losses > 0 && d.Lose != model.LoseReply:
 				return fmt.Errorf("client %s on ZooKeeper: a request lost on its way (lose=%s) is played with lockcheck's own client only; want lose=reply", name, d.Lose)
 			case d.Protect == model.ProtectNo && name == ClientZkLock:

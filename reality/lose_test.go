@@ -93,15 +93,15 @@ func TestLostReleaseReplyOnRealRedis(t *testing.T) {
 }
 
 // TestLostRepliesStayUnplayed: a lost reply or request other than at a
-// release to one Redis node, or a ZooKeeper create's lost reply
-// (zookeeper_lost.go), is refused as not playable, saying so.
+// release to one Redis node, or at a ZooKeeper create, lost on its way or
+// its reply (zookeeper_lost.go), is refused as not playable, saying so.
 func TestLostRepliesStayUnplayed(t *testing.T) {
-	const want = "lost replies and requests are played for real at a release to one Redis node (lock=redis, lose-at=release, delays=0) and a ZooKeeper create's lost reply only"
+	const want = "lost replies and requests are played for real at a release to one Redis node (lock=redis, lose-at=release, delays=0) and at a ZooKeeper create only (lock=zookeeper, lose-at=acquire, delays=0)"
 	for name, want := range map[string]string{
 		"redis/cad/none/plain,losses=1,timeout=3":                                       want,
 		"redis/cad/none/plain,losses=1,lose=request,timeout=3":                          want,
 		"zookeeper/cad/none/plain,losses=1,lose=request,lose-at=release,timeout=3":      want,
-		"zookeeper/cad/none/plain,losses=1,lose=request,lose-at=acquire,timeout=3":      want,
+		"zookeeper/cad/none/plain,losses=1,lose=request,timeout=3":                      want,
 		"redis/cad/none/plain,losses=1,lose=request,lose-at=release,timeout=3,delays=1": want,
 	} {
 		d, err := model.ParseDesign(name)

@@ -329,8 +329,8 @@ func window(d *model.Design, tick time.Duration) time.Duration {
 // only the fencing state, apart from the counter's row); a
 // failed acquire attempt's release held past the timeout on one Redis
 // node (attemptReleasePlayed, value=job or acquire); lost releases on one
-// Redis node (lostReleasePlayed) and lost ZooKeeper creates
-// (lostCreatePlayed). Clock jumps, other partitions, other lost replies
+// Redis node (lostReleasePlayed) and ZooKeeper creates lost on their way
+// or their replies (lostCreatePlayed). Clock jumps, other partitions, other lost replies
 // and client clock jumps are not played. Playable (playable.go) turns its
 // refusal into a NotPlayable.
 func playable(d *model.Design) error {
@@ -380,7 +380,7 @@ func playable(d *model.Design) error {
 		return fmt.Errorf("design %s: nested acquires (reenter=%s) are not played for real yet; set reenter=none", d.Name(), d.Reenter)
 	}
 	if d.TimeoutTicks > 0 && !lostReleasePlayed(d) && !lostCreatePlayed(d) && !resendPlayed(d) && !abandonPlayed(d) && !attemptReleasePlayed(d) {
-		return fmt.Errorf("design %s: resends after a timeout are not played for real yet (but a release to one Redis node lost on the way, lose=request, lose-at=release, or held past the timeout, delay-at=release, or a failed attempt's, check=acquire, delay-at=acquire, and a ZooKeeper create whose reply is lost, lose-at=acquire); set timeout=0", d.Name())
+		return fmt.Errorf("design %s: resends after a timeout are not played for real yet (but a release to one Redis node lost on the way, lose=request, lose-at=release, or held past the timeout, delay-at=release, or a failed attempt's, check=acquire, delay-at=acquire, and a ZooKeeper create lost on its way or its reply, lose-at=acquire); set timeout=0", d.Name())
 	}
 	if d.Jobs > 1 && d.Lock != model.LockRedis {
 		return fmt.Errorf("design %s: repeated jobs are played for real on one Redis node only (lock=redis); set jobs=1", d.Name())

@@ -59,18 +59,26 @@ func zkUnprotected(name string) string {
 	return name
 }
 
-// lostCreatePlayed reports whether the design's lost replies are played
-// for real: ZooKeeper creates (lock=zookeeper, lose=reply,
+// lostCreatePlayed reports whether the design's lost replies or requests
+// are played for real: ZooKeeper creates (lock=zookeeper,
 // lose-at=acquire) whose reply the client's proxy drops, the connection
-// cut (zkLockConn.loseCreate), with protect=yes or no.
+// cut (lose=reply, zkLockConn.loseCreate), or whose request it drops
+// (lose=request, zkLockConn.loseCreateRequest), with protect=yes or no.
 func lostCreatePlayed(d *model.Design) bool {
-	return d.Lock == model.LockZooKeeper && d.Losses > 0 && d.Lose == model.LoseReply && d.LoseAt == model.PlaceAcquire && d.Delays == 0
+	return d.Lock == model.LockZooKeeper && d.Losses > 0 && d.LoseAt == model.PlaceAcquire && d.Delays == 0
 }
 
 // zkLostPlant is the planted bugs of a lost create's play.
 type zkLostPlant struct {
 	keepReply   bool // the proxy lets the create's reply through: nothing is lost
 	flipProtect bool // the resend does what the other protect= does
+	// keepRequest: the proxy forwards the create it was to drop (and
+	// keeps the connection): nothing is lost
+	keepRequest bool
+	// leakRequest: the proxy forwards the create it was to drop, then
+	// cuts the connection as a drop does: the create is applied, its
+	// reply lost (netHold.leakDrop)
+	leakRequest bool
 }
 
 // newGUID is a fresh GUID for a protected create, "" without protected
@@ -170,6 +178,75 @@ func (l *zkLockConn) loseCreate(ctx context.Context, c *client, ob *Obs, now uin
 	return nil
 }
 
+// A ZooKeeper create lost on its way to the server (lose=request,
+// lose-at=acquire; model: fault_network.go, lose, whose lost request
+// applies nothing), played with lockcheck's own client: its proxy drops
+// the create's request (a ping before it goes through: zkEvents) and
+// closes the connection, so the create never reaches the server and the
+// client's Create returns zk.ErrConnectionClosed (go-zookeeper's loop
+// flushes the requests it sent on the closed connection with it, conn.go,
+// Conn.loop and flushRequests); go-zookeeper reconnects within the same
+// session. The client then goes on as the model's does
+// (model.Client.LoseRequest): it sends its acquire again after its
+// timeout. With protect=yes it first lists the children for the lost
+// create's GUID, as CreateProtectedEphemeralSequential does on
+// ErrConnectionClosed, and finds none (findLost), then creates; with
+// protect=no it creates. Either way the resend's node is the only one
+// of its session: a lost request, unlike a lost reply, leaves no node to
+// forget, and its sequence number is the next (no create consumed one).
+//
+// The play checks what the server did, on the observer's own session,
+// once the client's session is back: the proxy dropped a request, the
+// Create failed with a connection loss, and no node is owned by the
+// client's session (its Stat's EphemeralOwner). go-zookeeper's recipe is
+// refused for it (CheckClient): its Lock sends the create again at once,
+// inside the call, not after the design's timeout.
+
+// loseCreateRequest is client c's acquire lost on its way (see above).
+func (l *zkLockConn) loseCreateRequest(ctx context.Context, c *client, ob *Obs, now uint8) error {
+	z, who := l.zk, model.ClientName(c.i)
+	if z.path != "" {
+		return fmt.Errorf("client %s: a lost request of an acquire that creates no node (its node %s is there) is not played for real", who, z.path)
+	}
+	guid := z.newGUID()
+	if !l.plant.keepRequest {
+		if err := c.net.dropRequests(l.up); err != nil {
+			return err
+		}
+	}
+	_, cerr := z.c.Create(z.nodeName(guid), nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	c.net.stopDrops()
+	if !c.net.dropped(l.up) {
+		return fmt.Errorf("client %s: its create reached the server, which its proxy was to drop (Create → %v)", who, cerr)
+	}
+	if !errors.Is(cerr, zk.ErrConnectionClosed) {
+		return fmt.Errorf("client %s: its create was dropped on its way and its connection cut, and Create said %v, not a connection loss", who, cerr)
+	}
+	z.lostOnce = true // a node of its session it does not know of would hold the lock for no one (forgetsNode)
+	zkBack(ctx, z.c, c.clk.tick/4)
+	if _, err := l.obsC.Sync(zkDir); err != nil {
+		return fmt.Errorf("observer: ZooKeeper sync %s: %v", zkDir, err)
+	}
+	names, _, err := zkNodes(l.obsC)
+	if err != nil {
+		return err
+	}
+	for _, k := range names {
+		mine, err := l.unknownMine(k)
+		if err != nil {
+			return err
+		}
+		if mine {
+			return fmt.Errorf("client %s: the create whose request was dropped made node %s of its session: it reached the server", who, k)
+		}
+	}
+	z.lost = guid // protect=yes: the resend looks for it first (findLost), and finds none
+	ob.Result = model.ResNoop
+	ob.Told = "Create → " + errText(cerr) + " (its request dropped, the connection cut); the server made no node"
+	c.m.LoseRequest(c.d, model.ActAcquire, now)
+	return nil
+}
+
 // zkNodes is the children of zkDir that are clients' nodes (no fillers),
 // in sequence order, with their sequences.
 func zkNodes(c *zk.Conn) ([]string, []int, error) {
@@ -254,6 +331,12 @@ type nodeForgetter interface {
 // (zkLockConn.loseCreate).
 type createLoser interface {
 	loseCreate(ctx context.Context, c *client, ob *Obs, now uint8) error
+}
+
+// createRequestLoser is a lock whose acquire is lost on its way for real
+// (zkLockConn.loseCreateRequest).
+type createRequestLoser interface {
+	loseCreateRequest(ctx context.Context, c *client, ob *Obs, now uint8) error
 }
 
 // zkEvents is the length of the whole ZooKeeper frames at the start of b
