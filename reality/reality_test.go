@@ -280,11 +280,23 @@ var nodeCrashDesigns = []string{
 	"redis/get-del/none/plain,node-crashes=1,restart=2,horizon=16",
 }
 
+// rejoinDesigns are replica sets whose failed primaries stay down K ticks
+// (rejoin=K): two replicas, two of three with Sentinel's choice, and one,
+// whose second failure finds no replica up. (Not with ack=wait: after two
+// replicate steps the model's WAIT 1 counts 2 at the wait step where
+// Redis's returned 1 when the first replica acknowledged, rejoin or not.)
+var rejoinDesigns = []string{
+	"replica/cad/rw/max-token,clients=2,pauses=0,failovers=2,rejoin=2,replicas=2",
+	"replica/cad/rw/max-token,promote=any,clients=2,pauses=0,failovers=2,rejoin=3,replicas=3",
+	"replica/cad/rw/max-token,clients=2,pauses=0,failovers=2,rejoin=2",
+}
+
 // TestRandomSchedulesAgree is differential: schedules drawn from the
 // model's enabled actions (fixed seeds) for designs across every axis, each
 // played for real; model and reality must agree step by step. Set
 // LOCKCHECK_REALITY_SEEDS=N to play N seeds per design (default 1); for the
-// node-crash designs only seeds whose schedule crashes the node count.
+// node-crash and rejoin designs only seeds whose schedule has their fault
+// count (itsFault).
 func TestRandomSchedulesAgree(t *testing.T) {
 	seeds := 1
 	if v := os.Getenv("LOCKCHECK_REALITY_SEEDS"); v != "" {
@@ -292,12 +304,12 @@ func TestRandomSchedulesAgree(t *testing.T) {
 			t.Fatalf("LOCKCHECK_REALITY_SEEDS=%q: want a whole number ≥ 1", v)
 		}
 	}
-	for _, name := range append(differentialDesigns, nodeCrashDesigns...) {
+	for _, name := range slices.Concat(differentialDesigns, nodeCrashDesigns, rejoinDesigns) {
 		d, err := model.ParseDesign(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		picked, err := scheduleSeeds(&d, seeds, d.NodeCrashes > 0)
+		picked, err := scheduleSeeds(&d, seeds, d.NodeCrashes > 0 || d.RejoinTicks > 0)
 		if err != nil {
 			// a design here for its node crashes whose seeds never crash
 			// the node would pass having tested nothing
@@ -321,26 +333,50 @@ func TestRandomSchedulesAgree(t *testing.T) {
 }
 
 // scheduleSeeds picks the seeds TestRandomSchedulesAgree plays for design
-// d: the first want from 1 or, when crash is set, the first want whose
-// schedule crashes the lock node, among seeds 1 to 20×want. Fewer than
-// want is an error: the design would be played without the fault it is
-// there for.
-func scheduleSeeds(d *model.Design, want int, crash bool) ([]uint64, error) {
+// d: the first want from 1 or, when fault is set, the first want whose
+// schedule has the design's fault (itsFault), among seeds 1 to 20×want.
+// Fewer than want is an error: the design would be played without the
+// fault it is there for.
+func scheduleSeeds(d *model.Design, want int, fault bool) ([]uint64, error) {
 	var seeds []uint64
 	for seed := uint64(1); len(seeds) < want && seed <= uint64(20*want); seed++ {
-		if crash && !slices.ContainsFunc(randomSchedule(d, seed), func(a model.Action) bool { return a.Kind == model.ActNodeCrash }) {
+		if fault && !itsFault(d, randomSchedule(d, seed)) {
 			continue
 		}
 		seeds = append(seeds, seed)
 	}
 	if len(seeds) < want {
-		return seeds, fmt.Errorf("%d of the %d seeds wanted have a schedule with a node crash (seeds 1 to %d tried)", len(seeds), want, 20*want)
+		return seeds, fmt.Errorf("%d of the %d seeds wanted have a schedule with the design's fault (seeds 1 to %d tried)", len(seeds), want, 20*want)
 	}
 	return seeds, nil
 }
 
+// itsFault reports whether trace has the fault design d is played for: a
+// node crash; with rejoin=K a failed replica primary back at its tick,
+// and where the primary can be down (primaryDown) an acquire or release
+// sent while it is.
+func itsFault(d *model.Design, trace []model.Action) bool {
+	if d.RejoinTicks == 0 {
+		return slices.ContainsFunc(trace, func(a model.Action) bool { return a.Kind == model.ActNodeCrash })
+	}
+	s := model.Init(d)
+	back, toDown := false, !primaryDown(d)
+	for _, a := range trace {
+		if s.Nodes[0].Back != 0 && (a.Kind == model.ActAcquire || a.Kind == model.ActRelease) {
+			toDown = true
+		}
+		var ev model.Event
+		s, ev = model.Step(d, s, a)
+		if ev.Flags&model.EvNodeBack != 0 {
+			back = true
+		}
+	}
+	return back && toDown
+}
+
 // TestScheduleSeedsNeedTheirFault: a node-crash design whose schedules
-// never crash the node is an error, not a pass that played nothing.
+// never crash the node, or a rejoin design whose failed primaries never
+// come back, is an error, not a pass that played nothing.
 func TestScheduleSeedsNeedTheirFault(t *testing.T) {
 	d, err := model.ParseDesign("redis/cad/rw/max-token,pauses=0,horizon=16") // no node crash to draw
 	if err != nil {
@@ -349,7 +385,14 @@ func TestScheduleSeedsNeedTheirFault(t *testing.T) {
 	if seeds, err := scheduleSeeds(&d, 2, true); err == nil || len(seeds) != 0 {
 		t.Fatalf("seeds %v, error %v: want none and an error", seeds, err)
 	}
-	for _, name := range nodeCrashDesigns {
+	d, err = model.ParseDesign("replica/cad/rw/max-token,clients=2,pauses=0,failovers=2,rejoin=2,horizon=2") // no time for a failed primary to come back
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seeds, err := scheduleSeeds(&d, 1, true); err == nil || len(seeds) != 0 {
+		t.Fatalf("seeds %v, error %v: want none and an error", seeds, err)
+	}
+	for _, name := range slices.Concat(nodeCrashDesigns, rejoinDesigns) {
 		d, err := model.ParseDesign(name)
 		if err != nil {
 			t.Fatal(err)
