@@ -286,6 +286,12 @@ type zkLock struct {
 func (l *zkLock) acquire(ctx context.Context) (won bool, created int, err error) {
 	if l.path != "" {
 		ok, _, err := l.c.Exists(l.path)
+		for try := 0; try < 3 && errors.Is(err, zk.ErrConnectionClosed) && ctx.Err() == nil; try++ {
+			// the connection went, not necessarily the session: ask again
+			// (queued until go-zookeeper has reconnected; a session that
+			// expired meanwhile answers for a new one, the node gone)
+			ok, _, err = l.c.Exists(l.path)
+		}
 		if sessionLost(err) {
 			ok, err = false, nil
 		}

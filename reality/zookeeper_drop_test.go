@@ -137,3 +137,60 @@ func TestZKDropForwardsPings(t *testing.T) {
 		t.Fatalf("the reconnect's first frame: the server got %v, want %v", b, create)
 	}
 }
+
+// TestZKAcquireKeepsNodeOnConnectionLoss: an acquire whose look at its
+// own node (Exists) is lost with the connection, the session alive,
+// keeps the node: it asks again once reconnected, and does not create a
+// second node behind its first, which would hold the lock for no one.
+func TestZKAcquireKeepsNodeOnConnectionLoss(t *testing.T) {
+	zs := needZooKeeper(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	obs, err := zkConnect(ctx, zs.Addr(), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obs.Close()
+	d, _ := model.ParseDesign("zookeeper/cad/none/plain,clients=1")
+	if err := zkSetup(ctx, obs, &d, false); err != nil {
+		t.Fatal(err)
+	}
+	var h netHold
+	defer h.close()
+	via, err := h.via(zs.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.pingOnHold(zs.Addr())
+	zc, err := zkConnect(ctx, via, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zc.Close()
+	l := &zkLock{c: zc, me: 0, clients: 1}
+	if won, _, err := l.acquire(ctx); err != nil || !won {
+		t.Fatalf("acquire: won %v, %v", won, err)
+	}
+	node, sid := l.path, zc.SessionID()
+	if err := h.dropRequests(zs.Addr()); err != nil {
+		t.Fatal(err)
+	}
+	won, created, err := l.acquire(ctx)
+	h.stopDrops()
+	if !h.dropped(zs.Addr()) {
+		t.Fatal("the proxy dropped no request")
+	}
+	if err != nil || !won || created != 0 || l.path != node {
+		t.Fatalf("the acquire whose Exists was dropped: won %v, created %d, path %q (%v); want it still holding %s, nothing created", won, created, l.path, err, node)
+	}
+	if zc.SessionID() != sid {
+		t.Fatalf("the session changed (%x → %x): the drop was to cut the connection only", sid, zc.SessionID())
+	}
+	kids, _, err := obs.Children(zkDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(kids); n != 1 {
+		t.Fatalf("%d nodes under %s (%v), want the one", n, zkDir, kids)
+	}
+}
