@@ -1,6 +1,7 @@
 package properties
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -245,6 +246,82 @@ func TestDataRunsOut(t *testing.T) {
 		}
 		if got, want := model.FormatTrace(h.trace), model.FormatTrace(h.pick.info.zeroRun); got != want {
 			t.Errorf("%s: the schedule with no data is\n%swant the zero schedule\n%s", name, got, want)
+		}
+	}
+}
+
+// TestPlanBefore checks the two forms of plan on the zero schedule of a
+// design whose only fault is a delay before an acquire, a TTL of 10 and
+// work of 3 (redsync's check at the reply): its lost update needs the
+// acquire that wins the lock, after the first release, held 7 or 8 ticks
+// (the shortest has B's, at t=4). A plan "before the first acquire that
+// is not refused, a delay of 8" is that; "the second" is C's acquire,
+// with nobody left to lose an update to. The same plan "after" can never
+// delay a winning acquire: the client that took the trigger holds the lock
+// or has to retry, so the delay hits its next attempt, a refused one.
+func TestPlanBefore(t *testing.T) {
+	d, err := model.ParseDesign("redis/cad/none/plain,check=acquire,delay-at=acquire,work=3,pauses=0,delays=1,max-delay=8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	strat := chosenStrategy(t)
+	if strat.profiles == nil || !slices.ContainsFunc(strat.profiles, func(p profile) bool { return p.planned }) {
+		t.Skipf("strategy %s has no planned profile", strat.name)
+	}
+	acquire, delay := model.ActionKind(255), model.ActionKind(255)
+	for _, ki := range kinds {
+		switch ki.kind.String() {
+		case "acquire":
+			acquire = ki.kind
+		case "delay":
+			delay = ki.kind
+		}
+	}
+	for _, tc := range []struct {
+		plan    plan
+		delayed string // the delay the schedule takes, as model.FormatTrace writes it, or ""
+		lost    bool
+	}{
+		{plan{before: true, trigger: acquire, nth: 0, fault: delay, arg: 8}, "B delay 8", true},
+		{plan{before: true, trigger: acquire, nth: 1, fault: delay, arg: 8}, "C delay 8", false},
+		{plan{before: true, trigger: acquire, nth: 0, fault: delay, arg: 3}, "B delay 3", false},
+		{plan{trigger: acquire, nth: 0, fault: delay, arg: 8}, "", false},          // A holds the lock: never delayed again
+		{plan{trigger: acquire, nth: 1, fault: delay, arg: 8}, "B delay 8", false}, // B's refused attempt at t=2
+	} {
+		p := newPicker(strat, &d)
+		if got := p.info.before[delay]; !slices.Equal(got, []model.ActionKind{acquire}) {
+			t.Fatalf("the delay (delay-at=acquire) comes before %v, want only the acquire", got)
+		}
+		for _, pr := range p.profiles {
+			if pr.planned {
+				p.prof = pr
+			}
+		}
+		for i := 0; i < d.Clients; i++ {
+			p.speed[i] = (i + 1) * normalSpeed
+		}
+		p.plan, p.plan.target, p.exhausted = tc.plan, -1, true // every number zero from here on
+		s := model.Init(&d)
+		var trace []model.Action
+		for en := model.Actions(&d, &s, nil); len(en) > 0; en = model.Actions(&d, &s, en) {
+			a := p.pick(nil, &s, en)
+			p.observe(a)
+			trace = append(trace, a)
+			s, _ = model.Step(&d, s, a)
+		}
+		delayed := ""
+		for _, a := range trace {
+			if a.Kind == delay {
+				delayed = strings.TrimSpace(model.FormatTrace([]model.Action{a}))
+			}
+		}
+		run, err := model.Replay(&d, trace)
+		if err != nil {
+			t.Fatalf("%+v: the schedule does not replay: %v", tc.plan, err)
+		}
+		_, lost := run.Violated("no-lost-update")
+		if delayed != tc.delayed || lost != tc.lost {
+			t.Errorf("plan %+v: the schedule delays %q and loses an update: %v; want %q and %v\n%s", tc.plan, delayed, lost, tc.delayed, tc.lost, model.Render(run))
 		}
 	}
 }

@@ -152,8 +152,10 @@ type profile struct {
 	name  string
 	share [numCats]int
 	// planned: the faults come from a plan drawn before the first step,
-	// "right after the k-th time some client takes a step of this kind,
-	// this fault hits it" (its share of slots is 0)
+	// either "right after the k-th time some client takes a step of this
+	// kind, this fault hits it" or "the k-th time some client is about
+	// to take a step of this kind that goes through, this fault hits it
+	// first" (plan; its share of slots is 0)
 	planned bool
 	// time: only for designs where a tick can compete with a client's
 	// step (clock=free)
@@ -201,6 +203,11 @@ type designInfo struct {
 	zeroRun                           []model.Action
 	stepKinds, worldKinds, faultKinds []model.ActionKind
 	tickCompetes                      bool
+	// before[f]: the kinds of client step that fault kind f was enabled
+	// next to in the zero run (for the client's own fault, that client's
+	// steps): the steps a fault can come just before (a delay at
+	// acquire: the acquire); nil: f was never enabled there (all kinds)
+	before [256][]model.ActionKind
 	// argful: kinds whose actions differ by their argument (pause and
 	// delay lengths, Redlock's nodes); maxArg: the largest argument seen
 	argful [256]bool
@@ -243,6 +250,16 @@ func learn(d *model.Design) designInfo {
 			}
 		}
 		info.tickCompetes = info.tickCompetes || (step && tick)
+		for _, f := range buf {
+			if kinds[f.Kind].cat != catFault {
+				continue
+			}
+			for _, a := range buf {
+				if kinds[a.Kind].cat == catStep && (!kinds[f.Kind].byClient || a.Client == f.Client) && !slices.Contains(info.before[f.Kind], a.Kind) {
+					info.before[f.Kind] = append(info.before[f.Kind], a.Kind)
+				}
+			}
+		}
 		// a fault can enable another (a partition, then a split-brain
 		// failover): look one fault ahead for kinds the zero run never shows
 		for _, a := range buf {
@@ -268,6 +285,12 @@ func learn(d *model.Design) designInfo {
 	slices.Sort(info.stepKinds)
 	slices.Sort(info.worldKinds)
 	slices.Sort(info.faultKinds)
+	for _, f := range info.faultKinds {
+		if info.before[f] == nil {
+			info.before[f] = info.stepKinds
+		}
+		slices.Sort(info.before[f])
+	}
 	return info
 }
 
@@ -285,16 +308,30 @@ func zeroAction(en []model.Action) model.Action {
 	return en[0]
 }
 
-// plan is a planned fault: right after the (nth+1)-th step of kind
-// trigger (by any client), fault hits the client that took it (or, for a
-// fault of the world, the node arg picks), as soon as it is enabled.
+// plan is a planned fault, of one of two forms:
+//   - after: right after the (nth+1)-th step of kind trigger (by any
+//     client), fault hits the client that took it (or, for a fault of the
+//     world, the node arg picks), as soon as it is enabled;
+//   - before: the (nth+1)-th time some client is about to take a step of
+//     kind trigger that is not refused (model.ResRefused: the model says
+//     it will be tried again) while fault (with arg) is enabled for it,
+//     the fault hits it instead, and the step waits (a delayed acquire
+//     is the one that wins the lock, not a retry; a pause falls just
+//     before the write). trigger is one of the kinds fault can come just
+//     before (designInfo.before).
+//
+// A plan that counts every step of its kind mostly counts retries where
+// clients contend (each refused SET NX is an acquire step): "after the
+// second acquire" is then B's first refused attempt, and a fault that
+// only applies before an acquire never meets the acquire that wins.
 type plan struct {
+	before  bool
 	trigger model.ActionKind
 	nth     int
 	fault   model.ActionKind
 	arg     int
 	seen    int // trigger steps so far
-	target  int // the client, once armed; -1 before
+	target  int // after: the client, once armed; -1 before
 	done    bool
 }
 
@@ -308,12 +345,14 @@ type picker struct {
 	plan     plan
 	speed    [model.MaxClients]int // cumulative: client i owns [speed[i-1], speed[i])
 	m        menu
-	now      int // the tick of the state being drawn in
+	now      int          // the tick of the state being drawn in
+	s        *model.State // the state being drawn in
 	// exhausted: rapid's data ran out; every number is zero from here on
 	exhausted bool
 
 	gen                *rapid.Generator[model.Action] // one step
 	slot, digit, eight *rapid.Generator[uint]
+	bit                *rapid.Generator[uint]
 	arg, end           *rapid.Generator[uint]
 	slow               *rapid.Generator[uint]
 	profile            *rapid.Generator[uint]
@@ -333,9 +372,10 @@ func newPicker(strat strategy, d *model.Design) *picker {
 	p.arg = rapid.UintRange(0, uint(p.info.maxArg))
 	p.end = rapid.UintRange(0, uint(d.HorizonTicks+p.info.maxArg))
 	p.eight = rapid.UintRange(0, 7)
+	p.bit = rapid.UintRange(0, 1)
 	p.profile = rapid.UintRange(0, uint(max(len(p.profiles), 1)-1))
 	p.slow = rapid.UintRange(0, 1<<d.Clients-1)
-	for _, g := range []interface{ String() string }{p.gen, p.slot, p.arg, p.end, p.digit, p.eight, p.profile, p.slow} {
+	for _, g := range []interface{ String() string }{p.gen, p.slot, p.arg, p.end, p.digit, p.eight, p.bit, p.profile, p.slow} {
 		_ = g.String() // fix the labels of rapid's groups, so that every step's group is alike
 	}
 	return p
@@ -384,12 +424,24 @@ func (p *picker) start(t *rapid.T) {
 	p.plan = plan{done: true}
 	if p.prof.planned {
 		in := &p.info
-		p.plan = plan{
-			trigger: in.stepKinds[int(p.eight.Draw(t, "plan: after"))%len(in.stepKinds)],
-			nth:     max(int(p.digit.Draw(t, "plan: nth"))-1, 0), // the first one half the time
-			fault:   in.faultKinds[int(p.eight.Draw(t, "plan: fault"))%len(in.faultKinds)],
-			arg:     int(p.arg.Draw(t, "plan: arg")),
-			target:  -1,
+		if p.bit.Draw(t, "plan: before") == 0 {
+			p.plan = plan{
+				trigger: in.stepKinds[int(p.eight.Draw(t, "plan: after"))%len(in.stepKinds)],
+				nth:     max(int(p.digit.Draw(t, "plan: nth"))-1, 0), // the first one half the time
+				fault:   in.faultKinds[int(p.eight.Draw(t, "plan: fault"))%len(in.faultKinds)],
+				arg:     int(p.arg.Draw(t, "plan: arg")),
+				target:  -1,
+			}
+		} else {
+			fault := in.faultKinds[int(p.eight.Draw(t, "plan: fault"))%len(in.faultKinds)]
+			p.plan = plan{
+				before:  true,
+				fault:   fault,
+				trigger: in.before[fault][int(p.eight.Draw(t, "plan: before step"))%len(in.before[fault])],
+				nth:     max(int(p.digit.Draw(t, "plan: nth"))-1, 0),
+				arg:     int(p.arg.Draw(t, "plan: arg")),
+				target:  -1,
+			}
 		}
 	}
 }
@@ -397,7 +449,7 @@ func (p *picker) start(t *rapid.T) {
 // observe follows the schedule, to arm the plan.
 func (p *picker) observe(a model.Action) {
 	pl := &p.plan
-	if pl.done || pl.target >= 0 || a.Kind != pl.trigger {
+	if pl.done || pl.before || pl.target >= 0 || a.Kind != pl.trigger {
 		return
 	}
 	if pl.seen == pl.nth {
@@ -417,7 +469,7 @@ func (p *picker) observe(a model.Action) {
 // default step at the end), where otherwise rapid would reject the
 // shorter data as invalid.
 func (p *picker) pick(t *rapid.T, s *model.State, en []model.Action) (a model.Action) {
-	p.now = int(s.Now)
+	p.now, p.s = int(s.Now), s
 	p.m.build(en)
 	if p.exhausted {
 		return p.zero()
@@ -527,10 +579,19 @@ func (p *picker) draw(t *rapid.T) model.Action {
 // decode is the action the numbers drawn for a step name (kind: a fault's
 // or world step's kind, or -1).
 func (p *picker) decode(cat category, which, who, kind, arg int) model.Action {
-	m := &p.m
 	if a, ok := p.planned(); ok {
 		return a
 	}
+	a := p.decodeDraw(cat, which, who, kind, arg)
+	if f, ok := p.plannedBefore(a); ok {
+		return f
+	}
+	return a
+}
+
+// decodeDraw is decode without the plan.
+func (p *picker) decodeDraw(cat category, which, who, kind, arg int) model.Action {
+	m := &p.m
 	if cat == catTick {
 		if g := p.nth(catTick, -1, -1, 0); g != nil {
 			return m.en[g.from]
@@ -607,26 +668,53 @@ func (p *picker) exact(kind model.ActionKind, who, arg int) (model.Action, bool)
 	return p.m.en[best], true
 }
 
-// planned is the plan's fault, if it is armed and enabled now.
+// planned is an after-plan's fault, if it is armed and enabled now.
 func (p *picker) planned() (model.Action, bool) {
 	pl := &p.plan
-	if pl.done || pl.target < 0 {
+	if pl.done || pl.before || pl.target < 0 {
 		return model.Action{}, false
 	}
+	a, ok := p.faultFor(pl.fault, pl.target, pl.arg)
+	pl.done = ok
+	return a, ok
+}
+
+// plannedBefore is a before-plan's fault in place of a, the step about to
+// be taken, if a is its (nth+1)-th counted step (plan).
+func (p *picker) plannedBefore(a model.Action) (model.Action, bool) {
+	pl := &p.plan
+	if pl.done || !pl.before || a.Kind != pl.trigger {
+		return model.Action{}, false
+	}
+	f, ok := p.faultFor(pl.fault, int(a.Client), pl.arg)
+	if !ok {
+		return model.Action{}, false
+	}
+	if _, ev := model.Step(p.d, *p.s, a); ev.Result == model.ResRefused {
+		return model.Action{}, false
+	}
+	if pl.seen < pl.nth {
+		pl.seen++
+		return model.Action{}, false
+	}
+	pl.done = true
+	return f, true
+}
+
+// faultFor is the enabled action of fault kind with argument arg (if the
+// kind has one) that hits client, or for a fault of the world any such
+// action.
+func (p *picker) faultFor(kind model.ActionKind, client, arg int) (model.Action, bool) {
 	for i := range p.m.groups {
 		g := &p.m.groups[i]
-		if g.kind != pl.fault || (kinds[g.kind].byClient && g.client != pl.target) {
+		if g.kind != kind || (kinds[kind].byClient && g.client != client) {
 			continue
 		}
 		for j := g.from; j < g.to; j++ {
-			if !p.info.argful[g.kind] || int(p.m.en[j].Arg) == pl.arg {
-				pl.done = true
+			if !p.info.argful[kind] || int(p.m.en[j].Arg) == arg {
 				return p.m.en[j], true
 			}
 		}
 	}
 	return model.Action{}, false
 }
-
-// argOf is group g's action whose argument is arg (from [0, slots)) scaled
-// to the group's largest argument, or else the smallest above it, or else
