@@ -38,7 +38,7 @@
 // Flags (after the package: go test ./properties -args … or directly):
 //
 //	-rapid.checks=N        schedules per holds check (default 100); a hunt
-//	                       may take 10×N, and at least 1000
+//	                       may take 20×N, and at least 2000
 //	-rapid.seed=N          replay one seed
 //	-short                 a fifth of the checks, the first shrink only
 //	-properties.design=D   run TestDesigns (and FuzzSchedules) on design
