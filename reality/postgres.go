@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -124,10 +125,27 @@ func StartPostgres(ctx context.Context) (*PostgresServer, error) {
 		return nil, fmt.Errorf("initdb: %v: %s", err, lastLine(out.String()))
 	}
 	os.Remove(pwfile)
+	for try := 1; ; try++ {
+		// a free port can be taken by another server starting at once
+		// (the tests start several in parallel): postgres then exits at
+		// start, and a new port is tried
+		s, exited, err := startPostgresOn(ctx, bin, dir, data, out)
+		if !exited || try == 3 {
+			if err != nil && exited {
+				os.RemoveAll(dir)
+			}
+			return s, err
+		}
+	}
+}
+
+// startPostgresOn starts the cluster in data on a free port; exited
+// says it exited at start (its port taken, say).
+func startPostgresOn(ctx context.Context, bin, dir, data string, out *syncBuffer) (*PostgresServer, bool, error) {
 	port, err := freePort()
 	if err != nil {
 		os.RemoveAll(dir)
-		return nil, err
+		return nil, false, err
 	}
 	s := &PostgresServer{dir: dir, port: port, done: make(chan struct{}), out: out}
 	s.cmd = exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(port), "-k", dir,
@@ -136,11 +154,11 @@ func StartPostgres(ctx context.Context) (*PostgresServer, error) {
 	s.cmd.Stdout, s.cmd.Stderr = out, out
 	if err := asPostgres(s.cmd, dir); err != nil {
 		os.RemoveAll(dir)
-		return nil, err
+		return nil, false, err
 	}
 	if err := s.cmd.Start(); err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start postgres: %v", err)
+		return nil, false, fmt.Errorf("start postgres: %v", err)
 	}
 	go func() { s.cmd.Wait(); close(s.done) }()
 	for {
@@ -149,20 +167,30 @@ func StartPostgres(ctx context.Context) (*PostgresServer, error) {
 			defer c.Close(context.Background())
 			if _, err := c.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pgrowlocks"); err != nil {
 				s.Stop()
-				return nil, fmt.Errorf("postgres: CREATE EXTENSION pgrowlocks: %v", err)
+				return nil, false, fmt.Errorf("postgres: CREATE EXTENSION pgrowlocks: %v", err)
 			}
-			return s, nil
+			return s, false, nil
 		}
 		select {
 		case <-s.done:
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("postgres exited at start: %s", lastLine(out.String()))
+			return nil, true, fmt.Errorf("postgres exited at start: %s", pgStartError(out.String()))
 		case <-ctx.Done():
 			s.Stop()
-			return nil, fmt.Errorf("postgres did not accept connections within the start budget: %v", err)
+			return nil, false, fmt.Errorf("postgres did not accept connections within the start budget: %v", err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// pgStartError is the line of postgres's output that says why it
+// exited: the first FATAL or "could not" line, else the last.
+func pgStartError(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "FATAL") || strings.Contains(l, "could not") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return lastLine(out)
 }
 
 // Addr is host:port.

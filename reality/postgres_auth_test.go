@@ -34,3 +34,15 @@ func TestPostgresNeedsThePassword(t *testing.T) {
 	require.NoError(t, err)
 	c.Close(ctx)
 }
+
+// TestPgStartError: a postgres that exits at start is reported by the
+// line that says why (its port taken, say), not its last line.
+func TestPgStartError(t *testing.T) {
+	out := "2026-12-07 LOG:  starting PostgreSQL 15\n2026-12-07 LOG:  could not bind IPv4 address \"127.0.0.1\": Address already in use\n2026-12-07 LOG:  database system is shut down\n"
+	if got := pgStartError(out); !strings.Contains(got, "Address already in use") {
+		t.Errorf("pgStartError: %q, want the bind failure", got)
+	}
+	if got := pgStartError("a\nlast"); got != "last" {
+		t.Errorf("pgStartError without a cause: %q, want the last line", got)
+	}
+}
