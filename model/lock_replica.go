@@ -119,16 +119,53 @@ func upReplicas(d *Design, s *State) int {
 	return d.Replicas
 }
 
-// ackReturns reports whether client i's WAIT acks T returns now: acks=
-// replicas have its acquire (ackCount), or T ticks have passed since its
-// acquire. A client on an old primary's side of a split brain has no
-// replica left.
+// WAIT's answer, once it has returned by itself, is kept in the client's
+// Marks (ackSettle): Redis answers a blocked WAIT in the pass of its event
+// loop that reads the acks-th replica's acknowledgement of the client's
+// writes (replicas answer the REPLCONF GETACK a blocked WAIT sends at
+// once), with the count then (src/replication.c,
+// processClientsWaitingReplicas). A replica that catches up after that,
+// before the client reads the answer at its wait step, is not in it; and a
+// WAIT that has returned stays returned, whatever the replicas' copies
+// read later. Three bits, 0 while WAIT blocks (an answer is ≥ acks ≥ 1;
+// replicas ≤ MaxNodes−1 = 4): the bits of lease's MarkConfigB and
+// MarkCancelled and of etcd-mutex's MarkReader, locks that have no
+// replicas.
+const (
+	MarkAcked uint8 = 1 << 5        // WAIT's answer, times this
+	MarkAcks        = 7 * MarkAcked // its three bits
+)
+
+// ackReturns reports whether client i's WAIT acks T returns now: it has
+// returned by itself (acks= replicas had its acquire: ackSettle), or T
+// ticks have passed since its acquire. A client on an old primary's side
+// of a split brain has no replica left.
 func ackReturns(d *Design, s *State, i int) bool {
 	c := &s.Clients[i]
 	if d.AckTimeoutTicks > 0 && int(s.Now) >= int(c.Since)+d.AckTimeoutTicks {
 		return true
 	}
-	return ackCount(d, s, i) >= d.Acks
+	return c.Marks&MarkAcks != 0
+}
+
+// ackSettle runs after every step of an ack=wait design: the WAIT of each
+// client in PhaseAck that acks= replicas now have (ackCount) returns, its
+// answer the count now, kept until its wait step reads it; a client that
+// is not waiting keeps no answer.
+//
+//go:noinline
+func ackSettle(d *Design, s *State) {
+	for i := 0; i < d.Clients; i++ {
+		c := &s.Clients[i]
+		switch {
+		case c.Phase != PhaseAck:
+			c.Marks &^= MarkAcks
+		case c.Marks&MarkAcks == 0:
+			if n := ackCount(d, s, i); n >= d.Acks {
+				c.Marks |= uint8(n) * MarkAcked
+			}
+		}
+	}
 }
 
 // ackCount is how many replicas have client i's acquire: those that have
@@ -147,13 +184,16 @@ func ackCount(d *Design, s *State, i int) int {
 	return n
 }
 
-// ack is the return of client i's WAIT acks T: the replicas that have its
-// acquire, acks or more (ResOK), or fewer after the timeout. Either way the
-// client goes on with the lock: WAIT does not fail the SET, nor roll it
-// back.
+// ack is the return of client i's WAIT acks T: the replicas that had its
+// acquire when it returned, acks or more (ResOK, ackSettle), or fewer
+// after the timeout (the count now). Either way the client goes on with
+// the lock: WAIT does not fail the SET, nor roll it back.
 func ack(d *Design, s *State, i int, ev *Event) {
 	c := &s.Clients[i]
-	n := ackCount(d, s, i)
+	n := int(c.Marks / MarkAcked)
+	if n == 0 { // still blocked: the timeout
+		n = ackCount(d, s, i)
+	}
 	ev.Result, ev.Value = ResNoop, uint8(n)
 	if n >= d.Acks {
 		ev.Result = ResOK
@@ -361,6 +401,9 @@ func describeAck(d *Design, st *StepRecord) string {
 func describeAcks(d *Design, st *StepRecord) string {
 	n := int(st.Event.Value)
 	if st.Event.Result == ResOK {
+		if now := ackCount(d, &st.Before, int(st.Action.Client)); now != n { // it returned at an earlier step (ackSettle)
+			return fmt.Sprintf(": it returned when %d of %d replicas had its key (%d have it now); the acquire returns", n, d.Replicas, now)
+		}
 		if st.Before.Nodes[0].Owner != st.Action.Client+1 {
 			return fmt.Sprintf(": %d of %d replicas have caught up, but its key is gone meanwhile; the acquire returns and it goes on with the lock", n, d.Replicas)
 		}

@@ -74,3 +74,49 @@ func TestPromoteAny(t *testing.T) {
 		require.Equal(t, s.Nodes[0], s.Nodes[k], "replica %d", k)
 	}
 }
+
+// TestWaitAnswersWhenItReturns: WAIT's answer is the count when it
+// returned (ackSettle), not at the wait step that reads it: with acks=1
+// the first replica to catch up returns it with 1, and a second one after
+// that is not counted. A WAIT that has returned stays returned: when A's
+// key has expired, a replica that caught up has acknowledged A's acquire
+// (its copy comes after it), and B's acquire after that leaves the
+// replica's copy neither the primary's nor A's; A's wait step is still
+// there, and says 1.
+func TestWaitAnswersWhenItReturns(t *testing.T) {
+	d, err := ParseDesign("replica/cad/rw/max-token,ack=wait,clients=2,pauses=0,replicas=2")
+	require.NoError(t, err)
+	s := Init(&d)
+	var ev Event
+	step := func(a Action) {
+		t.Helper()
+		require.True(t, Enabled(&d, &s, a), "%s at t=%d", a, s.Now)
+		s, ev = Step(&d, s, a)
+	}
+	step(Action{Kind: ActAcquire, Client: A})
+	require.False(t, Enabled(&d, &s, Action{Kind: ActAck, Client: A}), "WAIT 1 0 returned with no replica")
+	step(Action{Kind: ActReplicate})
+	step(Action{Kind: ActReplicate, Arg: 1})
+	require.Equal(t, 2, ackCount(&d, &s, A))
+	step(Action{Kind: ActAck, Client: A})
+	require.Equal(t, ResOK, ev.Result)
+	require.Equal(t, uint8(1), ev.Value, "WAIT returned at the first replica's catch-up, with 1")
+	require.Zero(t, s.Clients[A].Marks&MarkAcks, "the answer is read: none is kept")
+
+	d, err = ParseDesign("replica/cad/rw/max-token,ack=wait,clients=2,pauses=0")
+	require.NoError(t, err)
+	s = Init(&d)
+	step(Action{Kind: ActAcquire, Client: A})
+	for s.Nodes[0].Owner != 0 { // A's key expires, B polling meanwhile
+		if Enabled(&d, &s, Action{Kind: ActAcquire, Client: B}) {
+			step(Action{Kind: ActAcquire, Client: B})
+		}
+		step(Action{Kind: ActTick})
+	}
+	step(Action{Kind: ActReplicate}) // the replica's copy comes after A's acquire: WAIT returns 1
+	step(Action{Kind: ActAcquire, Client: B})
+	require.Equal(t, uint8(B+1), s.Nodes[0].Owner)
+	require.Equal(t, 0, ackCount(&d, &s, A), "the replica's copy is neither the primary's nor A's")
+	step(Action{Kind: ActAck, Client: A})
+	require.Equal(t, uint8(1), ev.Value)
+}

@@ -139,7 +139,7 @@ func clientFields(d *Design, wide bool) []field {
 	add(d.ClientJumps > 0, unsafe.Offsetof(c.Skew))
 	add(d.TimeoutTicks > 0, unsafe.Offsetof(c.Stray))
 	add(tracksValues(d), unsafe.Offsetof(c.Job))
-	add(tracksValues(d) || lease || d.Readers > 0, unsafe.Offsetof(c.Marks))
+	add(tracksValues(d) || lease || d.Readers > 0 || d.Ack == AckWait, unsafe.Offsetof(c.Marks)) // ack=wait: WAIT's answer (MarkAcks)
 	return fs
 }
 

@@ -576,6 +576,9 @@ func stepTo(d *Design, s *State, a Action, ev *Event, counted bool) {
 	default:
 		clientStep(d, s, a, ev)
 	}
+	if d.Ack == AckWait {
+		ackSettle(d, s)
+	}
 }
 
 // stepCounted is the step a of a design that counts bypasses (bypass=K,
