@@ -69,22 +69,32 @@ func (h *oneServer) Connected()                  {}
 
 func newZkLock(bug string) func(ctx context.Context, t locktest.Target) (locktest.Lock, error) {
 	return func(ctx context.Context, t locktest.Target) (locktest.Lock, error) {
-		c, events, err := zk.Connect([]string{t.Addr}, t.TTL, zk.WithHostProvider(&oneServer{}), zk.WithLogInfo(false),
-			zk.WithLogger(zkQuiet{}))
+		c, err := zkSession(t)
 		if err != nil {
 			return nil, err
 		}
-		for ev := range events { // its session established before the clock starts
-			if ev.State == zk.StateHasSession {
-				break
-			}
-		}
-		go func() {
-			for range events {
-			}
-		}()
 		return &zkLock{c: c, t: t, l: zk.NewLock(c, t.Key, zk.WorldACL(zk.PermAll)), bug: bug}, nil
 	}
+}
+
+// zkSession is a session of the target's server, with its session
+// timeout, established before the clock starts.
+func zkSession(t locktest.Target) (*zk.Conn, error) {
+	c, events, err := zk.Connect([]string{t.Addr}, t.TTL, zk.WithHostProvider(&oneServer{}), zk.WithLogInfo(false),
+		zk.WithLogger(zkQuiet{}))
+	if err != nil {
+		return nil, err
+	}
+	for ev := range events {
+		if ev.State == zk.StateHasSession {
+			break
+		}
+	}
+	go func() {
+		for range events {
+		}
+	}()
+	return c, nil
 }
 
 // ciCut is n random schedules, or ci of them with CI=true: a ZooKeeper

@@ -547,9 +547,6 @@ var foundAfterLost = model.Property{Name: "found-after-lost", Expect: model.Some
 // the others do not, whatever Config.LoseReleases says (it loses
 // releases among Design's faults).
 func (cfg Config) Swarms() []Swarm {
-	if cfg.Service != Redis && cfg.Service != ZooKeeper {
-		return nil
-	}
 	plain := cfg
 	plain.LoseReleases = false
 	var out []Swarm

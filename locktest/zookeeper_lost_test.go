@@ -105,20 +105,10 @@ func (l *zkPlainLock) Release(context.Context) (bool, error) {
 func (l *zkPlainLock) Close() error { l.c.Close(); return nil }
 
 func newZkPlainLock(ctx context.Context, t locktest.Target) (locktest.Lock, error) {
-	c, events, err := zk.Connect([]string{t.Addr}, t.TTL, zk.WithHostProvider(&oneServer{}), zk.WithLogInfo(false),
-		zk.WithLogger(zkQuiet{}))
+	c, err := zkSession(t)
 	if err != nil {
 		return nil, err
 	}
-	for ev := range events {
-		if ev.State == zk.StateHasSession {
-			break
-		}
-	}
-	go func() {
-		for range events {
-		}
-	}()
 	return &zkPlainLock{c: c, t: t}, nil
 }
 

@@ -11,7 +11,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -125,18 +124,14 @@ func StartPostgres(ctx context.Context) (*PostgresServer, error) {
 		return nil, fmt.Errorf("initdb: %v: %s", err, lastLine(out.String()))
 	}
 	os.Remove(pwfile)
-	for try := 1; ; try++ {
-		// a free port can be taken by another server starting at once
-		// (the tests start several in parallel): postgres then exits at
-		// start, and a new port is tried
-		s, exited, err := startPostgresOn(ctx, bin, dir, data, out)
-		if !exited || try == 3 {
-			if err != nil && exited {
-				os.RemoveAll(dir)
-			}
-			return s, err
-		}
+	// a free port can be taken by another server starting at once (the
+	// tests start several in parallel): postgres then exits at start, and
+	// a new port is tried
+	s, exited, err := startRetried(func() (*PostgresServer, bool, error) { return startPostgresOn(ctx, bin, dir, data, out) })
+	if exited {
+		os.RemoveAll(dir)
 	}
+	return s, err
 }
 
 // startPostgresOn starts the cluster in data on a free port; exited
@@ -184,14 +179,7 @@ func startPostgresOn(ctx context.Context, bin, dir, data string, out *syncBuffer
 
 // pgStartError is the line of postgres's output that says why it
 // exited: the first FATAL or "could not" line, else the last.
-func pgStartError(out string) string {
-	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "FATAL") || strings.Contains(l, "could not") {
-			return strings.TrimSpace(l)
-		}
-	}
-	return lastLine(out)
-}
+func pgStartError(out string) string { return causeLine(out, "FATAL", "could not") }
 
 // Addr is host:port.
 func (s *PostgresServer) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }

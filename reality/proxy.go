@@ -220,16 +220,21 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 			if p.zkPing {
 				push = zkEvents(buf[:n])
 			}
-			if reply && p.dropReplies && !p.done && push > 0 {
+			if (reply && p.dropReplies || !reply && p.drop && p.zkPing) && !p.done && push > 0 {
 				// a RESP3 push (an invalidation of a key the client
 				// tracks) is no reply, nor a ZooKeeper ping's reply or
-				// watch event: it goes on, the rest is dropped
-				done := p.done
+				// watch event, nor a ZooKeeper ping (xid -2, the frame
+				// layout of a reply's) a request of the caller's: it
+				// goes on, the rest is dropped
 				p.mu.Unlock()
-				if done {
-					return
+				if !reply {
+					p.wmu.Lock()
 				}
-				if _, werr := dst.Write(buf[:push]); werr != nil {
+				_, werr := dst.Write(buf[:push])
+				if !reply {
+					p.wmu.Unlock()
+				}
+				if werr != nil {
 					return
 				}
 				if push == n {
@@ -249,25 +254,6 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 				}
 				p.mu.Unlock()
 				return
-			}
-			if !reply && p.drop && !p.done && p.zkPing && zkEvents(buf[:n]) > 0 {
-				// a ZooKeeper ping (xid -2, the same frame layout as a
-				// reply's) is no request of the caller's: it goes on, the
-				// rest is dropped
-				push := zkEvents(buf[:n])
-				p.mu.Unlock()
-				p.wmu.Lock()
-				_, werr := dst.Write(buf[:push])
-				p.wmu.Unlock()
-				if werr != nil {
-					return
-				}
-				if push == n {
-					continue
-				}
-				copy(buf, buf[push:n])
-				n -= push
-				p.mu.Lock()
 			}
 			if !reply && p.drop && !p.done { // lost on the way: the connection goes with it
 				select {

@@ -298,12 +298,7 @@ var rejoinDesigns = []string{
 // node-crash and rejoin designs only seeds whose schedule has their fault
 // count (itsFault).
 func TestRandomSchedulesAgree(t *testing.T) {
-	seeds := 1
-	if v := os.Getenv("LOCKCHECK_REALITY_SEEDS"); v != "" {
-		if _, err := fmt.Sscan(v, &seeds); err != nil || seeds < 1 {
-			t.Fatalf("LOCKCHECK_REALITY_SEEDS=%q: want a whole number ≥ 1", v)
-		}
-	}
+	seeds := realitySeeds(t, 1)
 	for _, name := range slices.Concat(differentialDesigns, nodeCrashDesigns, rejoinDesigns) {
 		d, err := model.ParseDesign(name)
 		if err != nil {
@@ -317,19 +312,38 @@ func TestRandomSchedulesAgree(t *testing.T) {
 		}
 		for _, seed := range picked {
 			trace := randomSchedule(&d, seed)
-			t.Run(fmt.Sprintf("%s/seed%d", name, seed), func(t *testing.T) {
-				sc := &model.Scenario{Design: d, DesignName: name, Trace: trace}
-				in, err := Load(fmt.Sprintf("random schedule (seed %d)", seed), sc.Format())
-				if err != nil {
-					t.Fatal(err)
-				}
-				c := reproduce(t, in, Options{})
-				if !c.Agree {
-					t.Fatalf("reality differs from the model on this schedule:\n%s\n%s", model.FormatTrace(trace), c.Text())
-				}
-			})
+			t.Run(fmt.Sprintf("%s/seed%d", name, seed), func(t *testing.T) { playAgrees(t, d, name, seed, trace) })
 		}
 	}
+}
+
+// realitySeeds is LOCKCHECK_REALITY_SEEDS, how many seeds a differential
+// test plays per design, or def when it is not set.
+func realitySeeds(t *testing.T, def int) int {
+	t.Helper()
+	seeds := def
+	if v := os.Getenv("LOCKCHECK_REALITY_SEEDS"); v != "" {
+		if _, err := fmt.Sscan(v, &seeds); err != nil || seeds < 1 {
+			t.Fatalf("LOCKCHECK_REALITY_SEEDS=%q: want a whole number ≥ 1", v)
+		}
+	}
+	return seeds
+}
+
+// playAgrees plays trace, the random schedule of seed for design d
+// (named name), for real: model and reality must agree step by step.
+func playAgrees(t *testing.T, d model.Design, name string, seed uint64, trace []model.Action) *Comparison {
+	t.Helper()
+	sc := &model.Scenario{Design: d, DesignName: name, Trace: trace}
+	in, err := Load(fmt.Sprintf("random schedule (seed %d)", seed), sc.Format())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := reproduce(t, in, Options{})
+	if !c.Agree {
+		t.Fatalf("reality differs from the model on this schedule:\n%s\n%s", model.FormatTrace(trace), c.Text())
+	}
+	return c
 }
 
 // scheduleSeeds picks the seeds TestRandomSchedulesAgree plays for design

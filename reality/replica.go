@@ -213,6 +213,16 @@ func (rs *replicaSet) noChild(ctx context.Context) error {
 // follow makes server s a replica of the primary through a new link,
 // held from the start when held (its handshake too).
 func (rs *replicaSet) follow(ctx context.Context, s int, held bool) error {
+	return rs.followThrough(ctx, s, func(*proxy) {
+		if held {
+			rs.hold(s)
+		}
+	})
+}
+
+// followThrough makes server s a replica of the primary through a new
+// link, which set readies before the replica connects.
+func (rs *replicaSet) followThrough(ctx context.Context, s int, set func(*proxy)) error {
 	if rs.links[s] != nil {
 		rs.links[s].close()
 	}
@@ -221,9 +231,7 @@ func (rs *replicaSet) follow(ctx context.Context, s int, held bool) error {
 		return err
 	}
 	rs.links[s] = l
-	if held {
-		rs.hold(s)
-	}
+	set(l)
 	host, port, _ := strings.Cut(l.addr(), ":")
 	if err := rs.admin[s].Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
 		return fmt.Errorf("replica design: REPLICAOF %s on %s: %v", l.addr(), rs.servers[s].Addr(), err)
@@ -525,20 +533,7 @@ func (rs *replicaSet) rejoin(ctx context.Context, ss []int) error {
 // followAcksHeld makes server s a replica of the primary through a new
 // link that holds its REPLCONF ACKs (rejoin).
 func (rs *replicaSet) followAcksHeld(ctx context.Context, s int) error {
-	if rs.links[s] != nil {
-		rs.links[s].close()
-	}
-	l, err := newProxy(rs.servers[rs.primary].Addr())
-	if err != nil {
-		return err
-	}
-	rs.links[s] = l
-	l.holdAcks(true)
-	host, port, _ := strings.Cut(l.addr(), ":")
-	if err := rs.admin[s].Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
-		return fmt.Errorf("rejoin: REPLICAOF %s on %s: %v", l.addr(), rs.servers[s].Addr(), err)
-	}
-	return nil
+	return rs.followThrough(ctx, s, func(l *proxy) { l.holdAcks(true) })
 }
 
 // loaded waits until server s, following the primary through a link that

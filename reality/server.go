@@ -259,6 +259,31 @@ func (s *Server) Down() bool {
 // Persist reports whether the server keeps its data across a crash.
 func (s *Server) Persist() bool { return s.persist }
 
+// causeLine is the line of a server's output that says why it exited:
+// the first that holds one of marks, else the last.
+func causeLine(out string, marks ...string) string {
+	for _, l := range strings.Split(out, "\n") {
+		for _, m := range marks {
+			if strings.Contains(l, m) {
+				return strings.TrimSpace(l)
+			}
+		}
+	}
+	return lastLine(out)
+}
+
+// startRetried starts a server (start) again while it exits at its start
+// (exited), three tries in all: a port free when chosen can be taken by
+// another server starting at once before this one binds it.
+func startRetried[S any](start func() (s S, exited bool, err error)) (S, bool, error) {
+	for try := 1; ; try++ {
+		s, exited, err := start()
+		if !exited || try == 3 {
+			return s, exited, err
+		}
+	}
+}
+
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {

@@ -119,17 +119,7 @@ func TestStorageFaultSchedulesAgree(t *testing.T) {
 			t.Fatalf("%s: no seed of 1 to 300 draws the schedule wanted", tc.design)
 		}
 		trace := storageSchedule(&d, seed, tc.faults)
-		t.Run(fmt.Sprintf("%s/seed%d", tc.design, seed), func(t *testing.T) {
-			sc := &model.Scenario{Design: d, DesignName: tc.design, Trace: trace}
-			in, err := Load(fmt.Sprintf("random schedule (seed %d)", seed), sc.Format())
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := reproduce(t, in, Options{})
-			if !c.Agree {
-				t.Fatalf("reality differs from the model on this schedule:\n%s\n%s", model.FormatTrace(trace), c.Text())
-			}
-		})
+		t.Run(fmt.Sprintf("%s/seed%d", tc.design, seed), func(t *testing.T) { playAgrees(t, d, tc.design, seed, trace) })
 	}
 }
 

@@ -2,7 +2,6 @@ package reality
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -156,12 +155,7 @@ func TestWaitAnswersWhenItReturns(t *testing.T) {
 // up after it had returned. LOCKCHECK_REALITY_SEEDS=N plays N seeds of
 // each (default 4).
 func TestWaitSchedulesAgree(t *testing.T) {
-	seeds := uint64(4)
-	if v := os.Getenv("LOCKCHECK_REALITY_SEEDS"); v != "" {
-		if _, err := fmt.Sscan(v, &seeds); err != nil || seeds < 1 {
-			t.Fatalf("LOCKCHECK_REALITY_SEEDS=%q: want a whole number ≥ 1", v)
-		}
-	}
+	seeds := uint64(realitySeeds(t, 4))
 	for _, name := range []string{
 		"replica/cad/rw/max-token,ack=wait,clients=2,pauses=0,failovers=1,replicas=2",
 		"replica/cad/rw/max-token,ack=wait,clients=2,pauses=0,replicas=3,acks=2",
@@ -173,15 +167,7 @@ func TestWaitSchedulesAgree(t *testing.T) {
 		for seed := uint64(1); seed <= seeds; seed++ {
 			trace := storageSchedule(&d, seed, 25)
 			t.Run(fmt.Sprintf("%s/seed%d", name, seed), func(t *testing.T) {
-				sc := &model.Scenario{Design: d, DesignName: name, Trace: trace}
-				in, err := Load(fmt.Sprintf("random schedule (seed %d)", seed), sc.Format())
-				if err != nil {
-					t.Fatal(err)
-				}
-				c := reproduce(t, in, Options{})
-				if !c.Agree {
-					t.Fatalf("reality differs from the model on this schedule:\n%s\n%s", model.FormatTrace(trace), c.Text())
-				}
+				c := playAgrees(t, d, name, seed, trace)
 				if !slices.ContainsFunc(c.Steps, func(s StepPair) bool { return strings.HasPrefix(s.Real, "WAIT → ") }) {
 					t.Fatalf("no WAIT returned on this schedule:\n%s", c.Text())
 				}

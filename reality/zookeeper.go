@@ -71,24 +71,13 @@ func StartZooKeeper(ctx context.Context) (*ZooKeeperServer, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	for try := 1; ; try++ {
-		s, exited, err := startZooKeeper(ctx, java)
-		if !exited || try == 3 {
-			return s, err
-		}
-	}
+	s, _, err := startRetried(func() (*ZooKeeperServer, bool, error) { return startZooKeeper(ctx, java) })
+	return s, err
 }
 
 // zkStartError is the line of a server's output that says why it
 // exited: the first that names an error or an exception, else the last.
-func zkStartError(out string) string {
-	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "ERROR") || strings.Contains(l, "Exception") {
-			return strings.TrimSpace(l)
-		}
-	}
-	return lastLine(out)
-}
+func zkStartError(out string) string { return causeLine(out, "ERROR", "Exception") }
 
 func startZooKeeper(ctx context.Context, java string) (s *ZooKeeperServer, exited bool, err error) {
 	port, err := freePort()

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"lockcheck/model"
 )
 
@@ -17,34 +19,10 @@ import (
 // the failed call left the node to the session while the resend said
 // "no node".
 func TestZKReleaseKeepsNodeOnConnectionLoss(t *testing.T) {
-	zs := needZooKeeper(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	obs, err := zkConnect(ctx, zs.Addr(), 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer obs.Close()
-	d, _ := model.ParseDesign("zookeeper/cad/none/plain,clients=1")
-	if err := zkSetup(ctx, obs, &d, false); err != nil {
-		t.Fatal(err)
-	}
-	var h netHold
-	defer h.close()
-	via, err := h.via(zs.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.pingOnHold(zs.Addr())
-	zc, err := zkConnect(ctx, via, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zc.Close()
-	l := &zkLock{c: zc, me: 0, clients: 1}
-	if won, _, err := l.acquire(ctx); err != nil || !won {
-		t.Fatalf("acquire: won %v, %v", won, err)
-	}
+	zs, obs, h, l := zkHolding(t, ctx)
+	zc := l.c
 	node := l.path
 	if err := h.dropRequests(zs.Addr()); err != nil {
 		t.Fatal(err)
@@ -70,6 +48,41 @@ func TestZKReleaseKeepsNodeOnConnectionLoss(t *testing.T) {
 	if l.path != "" {
 		t.Fatalf("after the delete: path %q, want none", l.path)
 	}
+}
+
+// zkHolding is lockcheck's own ZooKeeper lock of one client, through a
+// proxy of its own (h) that holds its pings as a pause does, holding the
+// lock node; obs is an observer's session. All are closed when the test
+// ends.
+func zkHolding(t *testing.T, ctx context.Context) (*ZooKeeperServer, *zk.Conn, *netHold, *zkLock) {
+	t.Helper()
+	zs := needZooKeeper(t)
+	obs, err := zkConnect(ctx, zs.Addr(), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(obs.Close)
+	d, _ := model.ParseDesign("zookeeper/cad/none/plain,clients=1")
+	if err := zkSetup(ctx, obs, &d, false); err != nil {
+		t.Fatal(err)
+	}
+	h := &netHold{}
+	t.Cleanup(h.close)
+	via, err := h.via(zs.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.pingOnHold(zs.Addr())
+	zc, err := zkConnect(ctx, via, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(zc.Close)
+	l := &zkLock{c: zc, me: 0, clients: 1}
+	if won, _, err := l.acquire(ctx); err != nil || !won {
+		t.Fatalf("acquire: won %v, %v", won, err)
+	}
+	return zs, obs, h, l
 }
 
 // TestZKDropForwardsPings: a drop of requests to ZooKeeper lets a ping
@@ -143,34 +156,10 @@ func TestZKDropForwardsPings(t *testing.T) {
 // keeps the node: it asks again once reconnected, and does not create a
 // second node behind its first, which would hold the lock for no one.
 func TestZKAcquireKeepsNodeOnConnectionLoss(t *testing.T) {
-	zs := needZooKeeper(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	obs, err := zkConnect(ctx, zs.Addr(), 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer obs.Close()
-	d, _ := model.ParseDesign("zookeeper/cad/none/plain,clients=1")
-	if err := zkSetup(ctx, obs, &d, false); err != nil {
-		t.Fatal(err)
-	}
-	var h netHold
-	defer h.close()
-	via, err := h.via(zs.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.pingOnHold(zs.Addr())
-	zc, err := zkConnect(ctx, via, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zc.Close()
-	l := &zkLock{c: zc, me: 0, clients: 1}
-	if won, _, err := l.acquire(ctx); err != nil || !won {
-		t.Fatalf("acquire: won %v, %v", won, err)
-	}
+	zs, obs, h, l := zkHolding(t, ctx)
+	zc := l.c
 	node, sid := l.path, zc.SessionID()
 	if err := h.dropRequests(zs.Addr()); err != nil {
 		t.Fatal(err)
